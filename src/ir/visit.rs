@@ -1,0 +1,180 @@
+//! Traversals over the expression DAG: post-order listing, bottom-up rebuilding with
+//! sharing preserved, free variables, buffers, substitution and let-inlining.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::{Expr, Op, Sym, TypeError};
+use crate::types::{Elem, Type};
+
+/// Every distinct node reachable from `root`, children before parents.
+pub fn post_order(root: &Expr) -> Vec<Expr> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    // Explicit stack: expressions from the corpus nest deeply enough to matter.
+    let mut stack: Vec<(Expr, bool)> = vec![(root.clone(), false)];
+    while let Some((e, expanded)) = stack.pop() {
+        if expanded {
+            out.push(e);
+            continue;
+        }
+        if !seen.insert(e.id()) {
+            continue;
+        }
+        stack.push((e.clone(), true));
+        for a in e.args().iter().rev() {
+            if !seen.contains(&a.id()) {
+                stack.push((a.clone(), false));
+            }
+        }
+    }
+    out
+}
+
+/// Rebuilds the DAG bottom-up: `f` receives each original node and its already-rebuilt
+/// operands and returns the replacement. Each distinct node is visited once.
+pub fn rebuild<E>(
+    root: &Expr,
+    mut f: impl FnMut(&Expr, Vec<Expr>) -> Result<Expr, E>,
+) -> Result<Expr, E> {
+    let mut memo: HashMap<usize, Expr> = HashMap::new();
+    for e in post_order(root) {
+        let args: Vec<Expr> = e.args().iter().map(|a| memo[&a.id()].clone()).collect();
+        let new = f(&e, args)?;
+        memo.insert(e.id(), new);
+    }
+    Ok(memo.remove(&root.id()).expect("root was visited"))
+}
+
+/// Variables used but not bound by an enclosing `let`, with their types, sorted by name.
+pub fn free_vars(root: &Expr) -> BTreeMap<Sym, Type> {
+    let mut out = BTreeMap::new();
+    let mut seen = HashSet::new();
+    free_vars_rec(root, &mut Vec::new(), &mut out, &mut seen);
+    out
+}
+
+fn free_vars_rec(
+    e: &Expr,
+    bound: &mut Vec<Sym>,
+    out: &mut BTreeMap<Sym, Type>,
+    seen: &mut HashSet<(usize, usize)>,
+) {
+    // The same node under the same binding depth gives the same answer; with lets the
+    // bound set can differ by depth only, which is what the key records.
+    if !seen.insert((e.id(), bound.len())) {
+        return;
+    }
+    match e.op() {
+        Op::Var(name) => {
+            if !bound.contains(name) {
+                out.insert(name.clone(), e.ty());
+            }
+        }
+        Op::Let(name) => {
+            free_vars_rec(e.arg(0), bound, out, seen);
+            bound.push(name.clone());
+            free_vars_rec(e.arg(1), bound, out, seen);
+            bound.pop();
+        }
+        _ => {
+            for a in e.args() {
+                free_vars_rec(a, bound, out, seen);
+            }
+        }
+    }
+}
+
+/// Buffers loaded from, with their element types, sorted by name.
+pub fn buffers(root: &Expr) -> BTreeMap<Sym, Elem> {
+    let mut out = BTreeMap::new();
+    for e in post_order(root) {
+        if let Op::Load(name, _) = e.op() {
+            out.insert(name.clone(), e.ty().elem);
+        }
+    }
+    out
+}
+
+/// Replaces free occurrences of variables by expressions of the same type.
+pub fn substitute(root: &Expr, map: &HashMap<Sym, Expr>) -> Result<Expr, TypeError> {
+    if map.is_empty() {
+        return Ok(root.clone());
+    }
+    let mut memo = HashMap::new();
+    subst_rec(root, map, &mut memo)
+}
+
+fn subst_rec(
+    e: &Expr,
+    map: &HashMap<Sym, Expr>,
+    memo: &mut HashMap<usize, Expr>,
+) -> Result<Expr, TypeError> {
+    if let Some(r) = memo.get(&e.id()) {
+        return Ok(r.clone());
+    }
+    let r = match e.op() {
+        Op::Var(name) => match map.get(name) {
+            Some(v) if v.ty() == e.ty() => v.clone(),
+            Some(v) => {
+                return Err(TypeError(format!(
+                    "cannot substitute {} for `{name}` of type {}",
+                    v.ty(),
+                    e.ty()
+                )));
+            }
+            None => e.clone(),
+        },
+        Op::Let(name) if map.contains_key(name) => {
+            // The binding shadows the substitution inside the body.
+            let value = subst_rec(e.arg(0), map, memo)?;
+            let mut inner = map.clone();
+            inner.remove(name);
+            let body = substitute(e.arg(1), &inner)?;
+            e.with_args(vec![value, body])?
+        }
+        _ => {
+            let args = e
+                .args()
+                .iter()
+                .map(|a| subst_rec(a, map, memo))
+                .collect::<Result<Vec<_>, _>>()?;
+            e.with_args(args)?
+        }
+    };
+    memo.insert(e.id(), r.clone());
+    Ok(r)
+}
+
+/// Replaces every `let` by its value substituted into the body. Sharing is kept by the
+/// hash-consing, so this does not blow up the DAG.
+pub fn inline_lets(root: &Expr) -> Expr {
+    let mut memo = HashMap::new();
+    inline_rec(root, &mut memo)
+}
+
+fn inline_rec(e: &Expr, memo: &mut HashMap<usize, Expr>) -> Expr {
+    if let Some(r) = memo.get(&e.id()) {
+        return r.clone();
+    }
+    let r = match e.op() {
+        Op::Let(name) => {
+            let value = inline_rec(e.arg(0), memo);
+            let body = inline_rec(e.arg(1), memo);
+            let mut m = HashMap::new();
+            m.insert(name.clone(), value);
+            substitute(&body, &m).expect("a let value has its variable's type")
+        }
+        _ => {
+            let args = e.args().iter().map(|a| inline_rec(a, memo)).collect();
+            e.with_args(args)
+                .expect("rebuilding with same-typed operands")
+        }
+    };
+    memo.insert(e.id(), r.clone());
+    r
+}
+
+/// True if any node in the DAG satisfies `pred`.
+pub fn any_node(root: &Expr, pred: impl FnMut(&Expr) -> bool) -> bool {
+    post_order(root).iter().any(pred)
+}

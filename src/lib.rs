@@ -1,0 +1,14 @@
+//! harrow: compile portable integer and fixed-point vector expressions to the best
+//! instructions of SIMD and DSP machines, with every rewrite checked.
+//!
+//! Data flows one way: text ([`syntax`]) to typed IR ([`ir`]), whose meaning is fixed by the
+//! reference interpreter ([`interp`]); FPIR operations are defined in [`fpir`]. See
+//! `ARCHITECTURE.md` for the map and the invariants.
+
+pub mod diag;
+pub mod fpir;
+pub mod interp;
+pub mod ir;
+pub mod syntax;
+pub mod types;
+pub mod util;

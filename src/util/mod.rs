@@ -1,0 +1,4 @@
+//! Small shared utilities.
+
+pub mod rng;
+pub mod shared;
