@@ -5,6 +5,7 @@
 //! reference interpreter ([`interp`]); FPIR operations are defined in [`fpir`]. See
 //! `ARCHITECTURE.md` for the map and the invariants.
 
+pub mod cli;
 pub mod diag;
 pub mod fpir;
 pub mod interp;

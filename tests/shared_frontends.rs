@@ -85,3 +85,25 @@ fn every_rake_spec_imports() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn check_prints_an_imported_spec_with_its_facts() {
+    let Some(shared) = common::shared_or_skip("harrow check on a Rake spec") else {
+        return;
+    };
+    let path = shared.join("corpus/rake-hvx/add__expr_1.sexp");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .arg("check")
+        .arg(&path)
+        .output()
+        .expect("harrow runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("buffer t91-buf: u8[]"), "{text}");
+    assert!(text.contains("fact t91-buf in [0, 255]"), "{text}");
+    assert!(text.trim_end().ends_with(": u8x128"), "{text}");
+}

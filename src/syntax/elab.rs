@@ -654,9 +654,8 @@ impl<'a> Elaborator<'a> {
                 self.arity(name, args, 1, span)?;
                 let v = self.elab(&args[0])?;
                 let e = self.resolve(v, Type::INDEX)?;
-                let t = annot.ok_or_else(|| {
-                    self.err(span, "`reinterpret` needs a type: (uint8x32)reinterpret(e)")
-                })?;
+                // As Halide prints it, no `(T)` means int32.
+                let t = annot.unwrap_or(Type::INDEX);
                 let t = if t.lanes == 1 && e.ty().lanes > 1 {
                     let lanes = e.ty().total_bits() / t.elem.bits() as u64;
                     t.with_lanes(lanes as u32)

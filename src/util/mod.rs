@@ -1,4 +1,5 @@
 //! Small shared utilities.
 
+pub mod exprgen;
 pub mod rng;
 pub mod shared;

@@ -1,0 +1,234 @@
+//! The `harrow` command line: argument definitions (clap) and the commands themselves.
+//!
+//! Commands return their standard output as a string and report failures as [`CliError`],
+//! so tests can run them in-process; `main.rs` only prints and sets the exit code.
+
+mod inputs;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::diag::{Diag, Source};
+use crate::interp::{Env, eval};
+use crate::syntax::elab::{Decls, ElabOptions};
+use crate::syntax::{file, halide, opcheck, rake, sexpr};
+
+pub use inputs::{InputSpec, parse_input};
+
+/// A command failure: the message is printed to standard error.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// A diagnostic about some input text.
+    #[error("{0}")]
+    Diag(Box<Diag>),
+    /// Anything else (a missing file, a bad flag value).
+    #[error("error: {0}")]
+    Other(String),
+}
+
+impl From<Diag> for CliError {
+    fn from(d: Diag) -> Self {
+        CliError::Diag(Box::new(d))
+    }
+}
+
+/// harrow compiles portable integer and fixed-point vector code to the instructions of
+/// SIMD and DSP machines, checking every rewrite against its reference interpreter.
+#[derive(Parser, Debug)]
+#[command(name = "harrow", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    /// What to do.
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Evaluate an expression with the reference interpreter and print its lanes.
+    Eval(EvalArgs),
+    /// Parse and type-check a file (expressions, a Rake spec, or simd_op_check expectations)
+    /// and print it back in canonical form.
+    Check(CheckArgs),
+}
+
+/// Declarations shared by every command that reads expressions.
+#[derive(Args, Debug, Clone, Default)]
+pub struct InputArgs {
+    /// Declare (and for `eval`, give values to) a free variable or buffer:
+    /// `NAME:TYPE` or `NAME:TYPE=v0,v1,...` with TYPE like `u8x16`, `i32`, or `u8[]` for a
+    /// buffer. One value for a vector fills every lane.
+    #[arg(long = "input", short = 'i', value_name = "NAME:TYPE[=VALUES]")]
+    pub inputs: Vec<String>,
+    /// Treat `x` as the vectorized loop variable at this many lanes (simd_op_check style:
+    /// `in_u8(x + 1)` is a dense load).
+    #[arg(long, value_name = "LANES")]
+    pub width: Option<u32>,
+}
+
+impl InputArgs {
+    /// Parses the `--input` flags.
+    pub fn specs(&self) -> Result<Vec<InputSpec>, CliError> {
+        self.inputs
+            .iter()
+            .map(|s| parse_input(s).map_err(CliError::Other))
+            .collect()
+    }
+
+    /// The declarations the flags make.
+    pub fn decls(&self) -> Result<Decls, CliError> {
+        let mut d = Decls::new();
+        for s in self.specs()? {
+            s.declare(&mut d);
+        }
+        Ok(d)
+    }
+
+    /// Elaboration options (the lane variable).
+    pub fn options(&self) -> ElabOptions {
+        ElabOptions {
+            lane_var: self.width.map(|w| ("x".to_string(), w)),
+            allow_internal: false,
+        }
+    }
+}
+
+/// `harrow eval`
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// The expression, in Halide syntax (`--sexpr` for the S-expression form).
+    pub expr: String,
+    #[command(flatten)]
+    /// Inputs.
+    pub inputs: InputArgs,
+    /// Read EXPR as an S-expression.
+    #[arg(long)]
+    pub sexpr: bool,
+}
+
+/// `harrow check`
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    /// The file: `.sexp` is a Rake spec, a file of `[instr] w=N : expr` lines is read as
+    /// simd_op_check expectations, anything else as an expression file.
+    pub file: PathBuf,
+    #[command(flatten)]
+    /// Extra declarations for expression files.
+    pub inputs: InputArgs,
+    /// Print S-expressions instead of Halide syntax.
+    #[arg(long)]
+    pub sexpr: bool,
+}
+
+/// Runs a parsed command line, returning what to print on standard output.
+pub fn run(cli: Cli) -> Result<String, CliError> {
+    match cli.command {
+        Command::Eval(a) => cmd_eval(&a),
+        Command::Check(a) => cmd_check(&a),
+    }
+}
+
+/// Reads a file as a shared source, with a clear error when it cannot be read.
+pub fn read_source(path: &std::path::Path) -> Result<std::sync::Arc<Source>, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::Other(format!("cannot read {}: {e}", path.display())))?;
+    Ok(Source::new(path.display().to_string(), text))
+}
+
+/// Parses an expression given on the command line.
+pub fn parse_cli_expr(
+    text: &str,
+    inputs: &InputArgs,
+    as_sexpr: bool,
+) -> Result<crate::ir::Expr, CliError> {
+    let src = Source::new("<command line>", text);
+    let decls = inputs.decls()?;
+    let e = if as_sexpr {
+        sexpr::parse(&src, &decls)?
+    } else {
+        halide::parse_expr(&src, &decls, inputs.options())?
+    };
+    Ok(e)
+}
+
+fn cmd_eval(a: &EvalArgs) -> Result<String, CliError> {
+    let e = parse_cli_expr(&a.expr, &a.inputs, a.sexpr)?;
+    let mut env = Env::new();
+    for spec in a.inputs.specs()? {
+        spec.bind(&mut env).map_err(CliError::Other)?;
+    }
+    let v = eval(&e, &env).map_err(|err| {
+        CliError::Other(format!("{err}; give it with --input NAME:TYPE=v0,v1,..."))
+    })?;
+    Ok(format!("{v}\n"))
+}
+
+fn print_expr(e: &crate::ir::Expr, as_sexpr: bool) -> String {
+    if as_sexpr {
+        sexpr::print(e)
+    } else {
+        halide::print(e)
+    }
+}
+
+fn cmd_check(a: &CheckArgs) -> Result<String, CliError> {
+    let src = read_source(&a.file)?;
+    let mut out = String::new();
+    if a.file.extension().is_some_and(|x| x == "sexp") {
+        let spec = rake::import(&src)?;
+        for (b, e) in &spec.buffers {
+            out.push_str(&format!("buffer {b}: {e}[]\n"));
+        }
+        for (v, t) in &spec.vars {
+            out.push_str(&format!("input {v}: {t}\n"));
+        }
+        for f in &spec.facts {
+            out.push_str(&format!("fact {} in [{}, {}]\n", f.buffer, f.lo, f.hi));
+        }
+        out.push_str(&format!(
+            "{} : {}\n",
+            print_expr(&spec.expr, a.sexpr),
+            spec.expr.ty()
+        ));
+        return Ok(out);
+    }
+    let looks_like_opcheck = src
+        .text
+        .lines()
+        .any(|l| l.trim_start().starts_with('[') && l.contains("] w="));
+    if looks_like_opcheck {
+        let entries = opcheck::read(&src)?;
+        let (mut ok, mut skipped, mut failed) = (0, 0, Vec::new());
+        for e in &entries {
+            if opcheck::classify(e).is_some() {
+                skipped += 1;
+                continue;
+            }
+            match opcheck::parse_entry(&src.name, e) {
+                Ok(x) => {
+                    ok += 1;
+                    out.push_str(&format!("[{}] {}\n", e.instr, print_expr(&x, a.sexpr)));
+                }
+                Err(d) => failed.push(d),
+            }
+        }
+        out.push_str(&format!(
+            "{ok} entries type-checked, {skipped} skipped (floating-point or lost body), {} failed\n",
+            failed.len()
+        ));
+        if let Some(first) = failed.into_iter().next() {
+            return Err(first.into());
+        }
+        return Ok(out);
+    }
+    let (items, _) = file::parse(&src, a.inputs.decls()?)?;
+    for it in items {
+        out.push_str(&format!(
+            "{} : {}\n",
+            print_expr(&it.expr, a.sexpr),
+            it.expr.ty()
+        ));
+    }
+    Ok(out)
+}

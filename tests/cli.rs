@@ -1,0 +1,131 @@
+//! The `harrow` binary end to end: output, exit codes, diagnostics, help.
+
+use std::process::Command;
+
+fn harrow(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the harrow binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn eval_prints_lanes() {
+    let (code, out, err) = harrow(&[
+        "eval",
+        "rounding_halving_add(a, b)",
+        "--input",
+        "a:u8x2=250,0",
+        "--input",
+        "b:u8x2=255,1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "u8x2 [253, 1]\n");
+}
+
+#[test]
+fn eval_vectorizes_the_lane_variable_over_buffers() {
+    let (code, out, err) = harrow(&[
+        "eval",
+        "in_u8(x + 1) + in_u8(x / 2)",
+        "--width",
+        "4",
+        "--input",
+        "in_u8:u8[]=10,20,30,40,50",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "u8x4 [30, 40, 60, 70]\n");
+}
+
+#[test]
+fn type_errors_exit_non_zero_with_location_and_caret() {
+    let (code, out, err) = harrow(&[
+        "eval",
+        "a + b",
+        "--input",
+        "a:u8x2=1,2",
+        "--input",
+        "b:u16x2=1,2",
+    ]);
+    assert_eq!(code, 1);
+    assert!(out.is_empty());
+    assert!(
+        err.starts_with(
+            "<command line>:1:1: error: operands of `+` have different types: u8x2 and u16x2"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("^^^^^"), "{err}");
+}
+
+#[test]
+fn missing_values_and_bad_flags_are_reported() {
+    let (code, _, err) = harrow(&["eval", "a + a", "--input", "a:u8x2"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no value for variable `a`"), "{err}");
+    let (code, _, err) = harrow(&["eval", "a", "--input", "a:float32=1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown type"), "{err}");
+    let (code, _, err) = harrow(&[
+        "eval",
+        "in_u8(x + 9)",
+        "--width",
+        "2",
+        "--input",
+        "in_u8:u8[]=1,2",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("out of bounds"), "{err}");
+}
+
+#[test]
+fn check_pretty_prints_an_expression_file() {
+    let (code, out, err) = harrow(&["check", "tests/data/demo.hl"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(
+        lines[0],
+        "(uint8x16)saturating_cast((uint16x16)widening_add(a, b)) : u8x16"
+    );
+    assert!(
+        lines[1].starts_with("uint8x16(min((uint16x16(a) + uint16x16(b)), x16((uint16)255)))"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_reports_file_errors_with_their_line() {
+    let dir = std::env::temp_dir().join(format!("harrow-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.hl");
+    std::fs::write(&f, "input a: u8x4\nabsd(a, a)\nwidening_add(a, 7 + )\n").unwrap();
+    let (code, _, err) = harrow(&["check", f.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("bad.hl:3:21: error: expected an expression"),
+        "{err}"
+    );
+    let (code, _, err) = harrow(&["check", dir.join("missing.hl").to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("cannot read"), "{err}");
+}
+
+#[test]
+fn every_command_has_help() {
+    for cmd in [
+        vec!["--help"],
+        vec!["eval", "--help"],
+        vec!["check", "--help"],
+    ] {
+        let (code, out, _) = harrow(&cmd);
+        assert_eq!(code, 0);
+        assert!(out.contains("Usage:"), "{out}");
+    }
+}
