@@ -5,11 +5,15 @@
 //! reference interpreter ([`interp`]); FPIR operations are defined in [`fpir`]. See
 //! `ARCHITECTURE.md` for the map and the invariants.
 
+pub mod bounds;
 pub mod cli;
 pub mod diag;
 pub mod fpir;
 pub mod interp;
 pub mod ir;
+pub mod lift;
+pub mod rewrite;
+pub mod rules;
 pub mod syntax;
 pub mod types;
 pub mod util;

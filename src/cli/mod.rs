@@ -51,6 +51,27 @@ pub enum Command {
     /// Parse and type-check a file (expressions, a Rake spec, or simd_op_check expectations)
     /// and print it back in canonical form.
     Check(CheckArgs),
+    /// Lift integer code to FPIR with the rewrite rules and print the result.
+    Lift(LiftArgs),
+}
+
+/// `harrow lift`
+#[derive(Args, Debug)]
+pub struct LiftArgs {
+    /// An expression, or a file: `.sexp` (Rake spec) or an expression file.
+    pub expr_or_file: String,
+    #[command(flatten)]
+    /// Inputs.
+    pub inputs: InputArgs,
+    /// Print each rule application (name, file:line, before and after) to standard error.
+    #[arg(long)]
+    pub trace: bool,
+    /// Add the rules of this file to the built-in ones (repeatable).
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<PathBuf>,
+    /// Print S-expressions instead of Halide syntax.
+    #[arg(long)]
+    pub sexpr: bool,
 }
 
 /// Declarations shared by every command that reads expressions.
@@ -90,6 +111,7 @@ impl InputArgs {
         ElabOptions {
             lane_var: self.width.map(|w| ("x".to_string(), w)),
             allow_internal: false,
+            rule: None,
         }
     }
 }
@@ -126,6 +148,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
     match cli.command {
         Command::Eval(a) => cmd_eval(&a),
         Command::Check(a) => cmd_check(&a),
+        Command::Lift(a) => cmd_lift(&a),
     }
 }
 
@@ -229,6 +252,52 @@ fn cmd_check(a: &CheckArgs) -> Result<String, CliError> {
             print_expr(&it.expr, a.sexpr),
             it.expr.ty()
         ));
+    }
+    Ok(out)
+}
+
+/// Expressions named on the command line: a file's expressions, or the text itself.
+pub fn exprs_from_arg(arg: &str, inputs: &InputArgs) -> Result<Vec<crate::ir::Expr>, CliError> {
+    let path = std::path::Path::new(arg);
+    if path.is_file() {
+        let src = read_source(path)?;
+        if path.extension().is_some_and(|x| x == "sexp") {
+            return Ok(vec![rake::import(&src)?.expr]);
+        }
+        let (items, _) = file::parse(&src, inputs.decls()?)?;
+        return Ok(items.into_iter().map(|i| i.expr).collect());
+    }
+    Ok(vec![parse_cli_expr(arg, inputs, false)?])
+}
+
+fn cmd_lift(a: &LiftArgs) -> Result<String, CliError> {
+    let extra = a
+        .rules
+        .iter()
+        .map(|p| read_source(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let rules = crate::lift::rules_with(&extra)?;
+    let mut out = String::new();
+    for e in exprs_from_arg(&a.expr_or_file, &a.inputs)? {
+        let mut trace = Vec::new();
+        let lifted = crate::lift::lift_with(
+            &e,
+            &rules,
+            &mut crate::bounds::TypeBounds,
+            a.trace.then_some(&mut trace),
+        );
+        for t in &trace {
+            eprintln!(
+                "rule {} ({}; {})\n  {}\n  => {}",
+                t.rule,
+                t.location,
+                t.instantiation,
+                halide::print(&t.before),
+                halide::print(&t.after)
+            );
+        }
+        out.push_str(&print_expr(&lifted, a.sexpr));
+        out.push('\n');
     }
     Ok(out)
 }

@@ -48,6 +48,39 @@ impl Decls {
     }
 }
 
+/// What a rule pattern may use beyond ordinary expressions (see `docs/rules.md`).
+#[derive(Clone, Debug, Default)]
+pub struct RuleScope {
+    /// Type variables and the element types they stand for in this instantiation.
+    pub types: HashMap<String, Elem>,
+}
+
+impl RuleScope {
+    /// The value of a type attribute such as `T.max`, `u8.bits` or `U.min`.
+    pub fn attr(&self, name: &str) -> Option<i128> {
+        let (ty, attr) = name.rsplit_once('.')?;
+        let elem = match self.types.get(ty) {
+            Some(e) => *e,
+            None => Elem::parse(ty, false)?,
+        };
+        match attr {
+            "bits" => Some(elem.bits() as i128),
+            "max" => elem.max_value(),
+            "min" => Some(elem.min_value()),
+            "signed" => Some(elem.is_signed() as i128),
+            _ => None,
+        }
+    }
+}
+
+/// True for constant wildcard names: `c0`, `c1`, ...
+pub fn is_wildcard(name: &str) -> bool {
+    name.len() > 1 && name.starts_with('c') && name[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Functions allowed in constant expressions of rules.
+pub const CONST_FUNCS: &[&str] = &["log2", "abs", "min", "max", "is_pow2"];
+
 /// Options of one elaboration.
 #[derive(Clone, Debug, Default)]
 pub struct ElabOptions {
@@ -55,6 +88,8 @@ pub struct ElabOptions {
     pub lane_var: Option<(String, u32)>,
     /// Accept the internal 128-bit types (only the FPIR definitions need them).
     pub allow_internal: bool,
+    /// Elaborate a rule pattern: type variables, constant wildcards and computed constants.
+    pub rule: Option<RuleScope>,
 }
 
 /// Where an integer literal appears, which decides its type.
@@ -92,6 +127,8 @@ pub fn literal_type(role: LitRole, partner: Option<Type>, value: i128) -> Type {
 enum Val {
     E(Expr),
     Lit(i128, Range<usize>),
+    /// In rule patterns: a constant wildcard or a computed constant, typed like a literal.
+    Const(Ast),
 }
 
 /// Elaborates surface trees against declarations.
@@ -100,6 +137,14 @@ pub struct Elaborator<'a> {
     decls: &'a Decls,
     opts: ElabOptions,
     scopes: Vec<(String, Type)>,
+    /// Rule mode: each constant expression met, with the element type it got; the
+    /// expression refers to entry `k` as the variable `$k`.
+    pub consts: Vec<(Ast, Elem)>,
+    /// Rule mode: how many written casts were dropped because they would change nothing
+    /// in this instantiation.
+    pub noop_casts: usize,
+    /// Set when elaboration failed only because a 128-bit type would be needed.
+    pub needs_internal: bool,
 }
 
 impl<'a> Elaborator<'a> {
@@ -110,6 +155,9 @@ impl<'a> Elaborator<'a> {
             decls,
             opts,
             scopes: Vec::new(),
+            consts: Vec::new(),
+            noop_casts: 0,
+            needs_internal: false,
         }
     }
 
@@ -124,7 +172,7 @@ impl<'a> Elaborator<'a> {
     }
 
     fn build(
-        &self,
+        &mut self,
         op: Op,
         ty: Option<Type>,
         args: Vec<Expr>,
@@ -132,6 +180,7 @@ impl<'a> Elaborator<'a> {
     ) -> Result<Expr, Diag> {
         let e = Expr::build(op, ty, args).map_err(|e| self.err(span, e.0))?;
         if e.ty().elem.is_internal() && !self.opts.allow_internal {
+            self.needs_internal = true;
             return Err(self.err(
                 span,
                 format!(
@@ -144,9 +193,17 @@ impl<'a> Elaborator<'a> {
     }
 
     /// Gives a literal the type `ty` (broadcast to its lanes); passes expressions through.
-    fn resolve(&self, v: Val, ty: Type) -> Result<Expr, Diag> {
+    fn resolve(&mut self, v: Val, ty: Type) -> Result<Expr, Diag> {
         match v {
             Val::E(e) => Ok(e),
+            Val::Const(ast) => {
+                if ty.elem == Elem::Bool {
+                    return Err(self.err(&ast.span, "a constant here would be a bool"));
+                }
+                let k = self.consts.len();
+                self.consts.push((ast, ty.elem));
+                Ok(Expr::var(format!("${k}").as_str(), Type::scalar(ty.elem)).broadcast(ty.lanes))
+            }
             Val::Lit(value, span) => {
                 if ty.elem == Elem::Bool {
                     return Err(self.err(
@@ -166,20 +223,27 @@ impl<'a> Elaborator<'a> {
     }
 
     /// Resolves a literal in `role` against a partner value, broadcasting scalars.
-    fn resolve_against(&self, v: Val, role: LitRole, partner: &Val) -> Result<Expr, Diag> {
+    fn resolve_against(&mut self, v: Val, role: LitRole, partner: &Val) -> Result<Expr, Diag> {
         match (&v, partner) {
-            (Val::Lit(value, _), Val::E(p)) => {
-                let t = literal_type(role, Some(p.ty()), *value);
+            (Val::Lit(_, _) | Val::Const(_), Val::E(p)) => {
+                let value = if let Val::Lit(x, _) = v { x } else { 0 };
+                let t = literal_type(role, Some(p.ty()), value);
                 self.resolve(v.clone(), t.with_lanes(p.ty().lanes))
             }
-            (Val::Lit(..), Val::Lit(..)) => self.resolve(v, Type::INDEX),
+            (Val::Lit(..) | Val::Const(_), _) => self.resolve(v, Type::INDEX),
             (Val::E(e), _) => Ok(e.clone()),
         }
     }
 
     /// Two operands of a same-type operator: literals adopt the other side's type and a
     /// scalar is broadcast to the other side's lanes.
-    fn unify(&self, a: Val, b: Val, what: &str, span: &Range<usize>) -> Result<(Expr, Expr), Diag> {
+    fn unify(
+        &mut self,
+        a: Val,
+        b: Val,
+        what: &str,
+        span: &Range<usize>,
+    ) -> Result<(Expr, Expr), Diag> {
         let ea = self.resolve_against(a.clone(), LitRole::Peer, &b)?;
         let eb = self.resolve_against(b, LitRole::Peer, &Val::E(ea.clone()))?;
         let (ea, eb) = self.match_lanes(ea, eb, span)?;
@@ -221,6 +285,11 @@ impl<'a> Elaborator<'a> {
     }
 
     fn parse_type(&self, name: &str, span: &Range<usize>) -> Result<Type, Diag> {
+        if let Some(rule) = &self.opts.rule
+            && let Some(e) = rule.types.get(name)
+        {
+            return Ok(Type::scalar(*e));
+        }
         if name.starts_with("float")
             || name.starts_with("f32")
             || name.starts_with("f64")
@@ -238,6 +307,24 @@ impl<'a> Elaborator<'a> {
 
     fn elab(&mut self, ast: &Ast) -> Result<Val, Diag> {
         let span = &ast.span;
+        if let Some(rule) = &self.opts.rule
+            && !matches!(ast.kind, AstKind::Int(_))
+            && is_const_ast(ast, rule)
+        {
+            // `T.max` and other attributes are plain literals; anything computed (and every
+            // wildcard) waits for a type like a literal and is evaluated when the rule fires.
+            if let AstKind::Name(n) = &ast.kind
+                && let Some(v) = rule.attr(n)
+            {
+                return Ok(Val::Lit(v, span.clone()));
+            }
+            if let AstKind::Unary(Unary::Neg, inner) = &ast.kind
+                && let AstKind::Int(v) = inner.kind
+            {
+                return Ok(Val::Lit(-v, span.clone()));
+            }
+            return Ok(Val::Const(ast.clone()));
+        }
         match &ast.kind {
             AstKind::Int(v) => Ok(Val::Lit(*v, span.clone())),
             AstKind::Float(s) => Err(self.err(
@@ -273,7 +360,7 @@ impl<'a> Elaborator<'a> {
                     _ => {
                         let v = self.elab(e)?;
                         match v {
-                            Val::Lit(..) => Ok(Val::E(self.resolve(v, t)?)),
+                            Val::Lit(..) | Val::Const(_) => Ok(Val::E(self.resolve(v, t)?)),
                             Val::E(x) => Ok(Val::E(self.cast_annot(x, t, span)?)),
                         }
                     }
@@ -283,6 +370,7 @@ impl<'a> Elaborator<'a> {
                 let v = self.elab(inner)?;
                 match (op, v) {
                     (Unary::Neg, Val::Lit(x, _)) => Ok(Val::Lit(-x, span.clone())),
+                    (Unary::Neg, Val::Const(_)) => Ok(Val::Const(ast.clone())),
                     (Unary::Neg, Val::E(e)) => {
                         if !e.ty().elem.is_int() {
                             return Err(self.err(span, "cannot negate a bool"));
@@ -293,7 +381,9 @@ impl<'a> Elaborator<'a> {
                     (Unary::Not, v) => {
                         let e = match v {
                             Val::E(e) => e,
-                            Val::Lit(..) => return Err(self.err(span, "`!` needs a bool operand")),
+                            Val::Lit(..) | Val::Const(_) => {
+                                return Err(self.err(span, "`!` needs a bool operand"));
+                            }
                         };
                         if e.ty().elem != Elem::Bool {
                             return Err(self.err(
@@ -336,7 +426,7 @@ impl<'a> Elaborator<'a> {
 
     /// Applies a `(T)` annotation to a typed expression: the identity when it agrees,
     /// otherwise a wrapping cast. A scalar `T` on a vector names the element type only.
-    fn cast_annot(&self, e: Expr, t: Type, span: &Range<usize>) -> Result<Expr, Diag> {
+    fn cast_annot(&mut self, e: Expr, t: Type, span: &Range<usize>) -> Result<Expr, Diag> {
         let target = self.annot_target(&e, t, span)?;
         if target == e.ty() {
             return Ok(e);
@@ -394,7 +484,7 @@ impl<'a> Elaborator<'a> {
         Ok(Val::E(self.build(ir, None, vec![x, y], span)?))
     }
 
-    fn shift(&self, op: Op, a: Val, b: Val, span: &Range<usize>) -> Result<Expr, Diag> {
+    fn shift(&mut self, op: Op, a: Val, b: Val, span: &Range<usize>) -> Result<Expr, Diag> {
         let x = self.resolve(a, Type::INDEX)?;
         let y = self.resolve_against(b, LitRole::ShiftAmount, &Val::E(x.clone()))?;
         let (x, y) = self.match_lanes(x, y, span)?;
@@ -461,7 +551,7 @@ impl<'a> Elaborator<'a> {
     }
 
     fn load(
-        &self,
+        &mut self,
         name: &str,
         idx: Val,
         annot: Option<Type>,
@@ -543,14 +633,29 @@ impl<'a> Elaborator<'a> {
         span: &Range<usize>,
     ) -> Result<Val, Diag> {
         // A type name used as a function is a cast: `uint16(x)`, `uint8x32(e)`.
-        if looks_like_type_name(name) {
+        let is_type_var = self
+            .opts
+            .rule
+            .as_ref()
+            .is_some_and(|r| r.types.contains_key(name));
+        if is_type_var || looks_like_type_name(name) {
             let t = self.parse_type(name, name_span)?;
             self.arity(name, args, 1, span)?;
             let v = self.elab(&args[0])?;
             let e = match v {
-                Val::Lit(..) => self.resolve(v, Type::INDEX)?,
+                // In a rule, `U(c0)` and `U(1)` are constants of type U.
+                Val::Lit(..) | Val::Const(_) if self.opts.rule.is_some() => {
+                    return Ok(Val::E(self.resolve(v, t)?));
+                }
+                Val::Lit(..) | Val::Const(_) => self.resolve(v, Type::INDEX)?,
                 Val::E(e) => e,
             };
+            if self.opts.rule.is_some() && t.lanes == 1 && e.ty().elem == t.elem {
+                // Rule patterns are elaborated for every instantiation; a cast to the type
+                // the operand already has is no cast at all.
+                self.noop_casts += 1;
+                return Ok(Val::E(self.apply_annot(e, annot, span)?));
+            }
             // A scalar type applied to a vector casts each lane (simd_op_check's `int16(v)`).
             let t = if t.lanes == 1 {
                 t.with_lanes(e.ty().lanes)
@@ -613,7 +718,7 @@ impl<'a> Elaborator<'a> {
                             format!("select condition must be bool, found {}", c.ty()),
                         ));
                     }
-                    Val::Lit(..) => {
+                    Val::Lit(..) | Val::Const(_) => {
                         return Err(self.err(&args[0].span, "select condition must be bool"));
                     }
                 };
@@ -799,7 +904,12 @@ impl<'a> Elaborator<'a> {
         Ok(Val::E(self.apply_annot(e, annot, span)?))
     }
 
-    fn apply_annot(&self, e: Expr, annot: Option<Type>, span: &Range<usize>) -> Result<Expr, Diag> {
+    fn apply_annot(
+        &mut self,
+        e: Expr,
+        annot: Option<Type>,
+        span: &Range<usize>,
+    ) -> Result<Expr, Diag> {
         match annot {
             Some(t) => self.cast_annot(e, t, span),
             None => Ok(e),
@@ -837,7 +947,19 @@ impl<'a> Elaborator<'a> {
                 vec![x, y]
             }
             Op::WidenRightAdd | Op::WidenRightSub | Op::WidenRightMul => {
-                let x = self.resolve(vals[0].clone(), Type::INDEX)?;
+                // A literal wide operand takes twice the narrow operand's width.
+                let x = match (&vals[0], &vals[1]) {
+                    (Val::Lit(..) | Val::Const(_), Val::E(y)) => {
+                        let w = y
+                            .ty()
+                            .elem
+                            .widen()
+                            .filter(|w| !w.is_internal())
+                            .unwrap_or(Elem::I32);
+                        self.resolve(vals[0].clone(), Type::scalar(w))?
+                    }
+                    _ => self.resolve(vals[0].clone(), Type::INDEX)?,
+                };
                 let y =
                     self.resolve_against(vals[1].clone(), LitRole::WidenRight, &Val::E(x.clone()))?;
                 let (x, y) = self.match_lanes(x, y, span)?;
@@ -867,6 +989,41 @@ impl<'a> Elaborator<'a> {
                 .collect::<Result<_, _>>()?,
         };
         self.build(op, None, exprs, span)
+    }
+}
+
+/// True if `ast` is a constant expression of a rule: literals, wildcards, type attributes
+/// and arithmetic on them, with no pattern variables.
+fn is_const_ast(ast: &Ast, rule: &RuleScope) -> bool {
+    match &ast.kind {
+        AstKind::Int(_) => true,
+        AstKind::Name(n) => is_wildcard(n) || rule.attr(n).is_some(),
+        AstKind::Unary(Unary::Neg | Unary::BitNot, e) => is_const_ast(e, rule),
+        AstKind::Binary(op, a, b) => {
+            !matches!(
+                op,
+                Binary::Lt
+                    | Binary::Le
+                    | Binary::Gt
+                    | Binary::Ge
+                    | Binary::Eq
+                    | Binary::Ne
+                    | Binary::LogAnd
+                    | Binary::LogOr
+            ) && is_const_ast(a, rule)
+                && is_const_ast(b, rule)
+        }
+        AstKind::Call {
+            name,
+            args,
+            angle: None,
+            ..
+        } => {
+            CONST_FUNCS.contains(&name.as_str())
+                && name != "is_pow2"
+                && args.iter().all(|a| is_const_ast(a, rule))
+        }
+        _ => false,
     }
 }
 

@@ -153,6 +153,7 @@ pub fn parse_entry(file: &str, e: &Entry) -> Result<Expr, Diag> {
     let opts = ElabOptions {
         lane_var: Some(("x".into(), e.width)),
         allow_internal: false,
+        rule: None,
     };
     super::halide::parse_expr(&src, &decls, opts)
 }

@@ -1,0 +1,52 @@
+//! Lifting integer IR to FPIR (Pitchfork section 3.2) with the built-in rules in
+//! `rules/lift.rules`, plus any rule files given at run time.
+
+use std::sync::{Arc, LazyLock};
+
+use crate::bounds::{Bounds, TypeBounds};
+use crate::diag::{Diag, Source};
+use crate::ir::Expr;
+use crate::rewrite::{Engine, Greedy, TraceEvent};
+use crate::rules::{RuleKind, RuleSet};
+
+/// The text of the built-in lifting rules, embedded in the binary.
+pub const BUILTIN_LIFT_RULES: &str = include_str!("../rules/lift.rules");
+
+static BUILTIN: LazyLock<Result<RuleSet, Diag>> = LazyLock::new(|| {
+    RuleSet::load(
+        &Source::new("rules/lift.rules", BUILTIN_LIFT_RULES),
+        RuleKind::Lift,
+    )
+});
+
+/// The built-in lifting rules. An error here is a bug in the shipped rule file; tests keep
+/// it from happening.
+pub fn builtin_rules() -> Result<&'static RuleSet, Diag> {
+    BUILTIN.as_ref().map_err(|e| e.clone())
+}
+
+/// The built-in rules plus the rules of the given files.
+pub fn rules_with(extra: &[Arc<Source>]) -> Result<RuleSet, Diag> {
+    let mut set = builtin_rules()?.clone();
+    for src in extra {
+        set.extend(RuleSet::load(src, RuleKind::Lift)?)?;
+    }
+    Ok(set)
+}
+
+/// Lifts `e` (after inlining its `let`s) with `rules`.
+pub fn lift_with(
+    e: &Expr,
+    rules: &RuleSet,
+    bounds: &mut dyn Bounds,
+    trace: Option<&mut Vec<TraceEvent>>,
+) -> Expr {
+    let e = crate::ir::visit::inline_lets(e);
+    Greedy::new(rules).run(&e, bounds, trace)
+}
+
+/// Lifts `e` with the built-in rules and type-range bounds.
+pub fn lift(e: &Expr) -> Expr {
+    let rules = builtin_rules().expect("the built-in lifting rules load");
+    lift_with(e, rules, &mut TypeBounds, None)
+}

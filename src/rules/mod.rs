@@ -1,0 +1,589 @@
+//! Rewrite rules as data: the rule language, its instantiation over element types, and the
+//! checks made when rules load.
+//!
+//! A rule is written once, polymorphic over type variables; loading enumerates every
+//! assignment of element types that satisfies its `where` clause and elaborates both sides
+//! for each with the ordinary expression elaborator (so rules and expressions share one set
+//! of typing rules). Each surviving assignment is an [`Inst`]; engines match instantiations.
+//!
+//! Checks at load: every right-hand-side variable and wildcard is bound on the left; both
+//! sides have the same type in every instantiation; no two rules have the same left-hand
+//! side at the same priority (unless their predicates differ); and for lifting rules the
+//! right-hand side is strictly cheaper under [`cost`] and duplicates no variable.
+
+pub mod cexpr;
+pub mod check;
+pub mod cost;
+pub mod parse;
+pub mod pattern;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use crate::diag::{Diag, Source};
+use crate::ir::{Expr, OpKey};
+use crate::syntax::elab::{Decls, ElabOptions, Elaborator, RuleScope};
+use crate::syntax::parse::{Ast, AstKind};
+use crate::types::{Elem, Type, USER_INT_ELEMS};
+pub use parse::{RuleDecl, TypeFn, TypePred};
+pub use pattern::{Binds, Pat, PatKind};
+
+/// What a rule set is for; it decides which checks apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleKind {
+    /// Integer IR to FPIR: every rule must lower the cost.
+    Lift,
+    /// FPIR to target instructions (cost is the target's business).
+    Lower,
+}
+
+/// One type instantiation of a rule.
+#[derive(Clone, Debug)]
+pub struct Inst {
+    /// Type variables and the element types they stand for.
+    pub scope: RuleScope,
+    /// Element type of each rule variable.
+    pub vars: Vec<Elem>,
+    /// Left-hand side.
+    pub lhs: Pat,
+    /// Right-hand side.
+    pub rhs: Pat,
+}
+
+impl Inst {
+    /// A short description such as `T = u8, U = u16`.
+    pub fn describe(&self) -> String {
+        let m: BTreeMap<_, _> = self.scope.types.iter().collect();
+        if m.is_empty() {
+            return "(no type variables)".into();
+        }
+        m.iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// A loaded rule: the declaration and all its instantiations.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    /// As written.
+    pub decl: RuleDecl,
+    /// Names of the rule variables, by index.
+    pub vars: Vec<String>,
+    /// Every type instantiation that satisfies the rule's constraints.
+    pub insts: Vec<Inst>,
+}
+
+/// A set of rules indexed by the root operator and element type of their left-hand sides.
+#[derive(Clone, Debug, Default)]
+pub struct RuleSet {
+    /// The rules, in file order.
+    pub rules: Vec<Rule>,
+    index: HashMap<(OpKey, Elem), Vec<(usize, usize)>>,
+}
+
+impl RuleSet {
+    /// Parses, instantiates and checks a rule file.
+    pub fn load(src: &Arc<Source>, kind: RuleKind) -> Result<RuleSet, Diag> {
+        let decls = parse::parse_file(src)?;
+        let mut set = RuleSet::default();
+        for d in decls {
+            let rule = instantiate(d, kind)?;
+            set.rules.push(rule);
+        }
+        set.check_overlaps()?;
+        set.reindex();
+        Ok(set)
+    }
+
+    /// Adds the rules of another set (e.g. `--rules FILE`), checking overlaps again.
+    pub fn extend(&mut self, other: RuleSet) -> Result<(), Diag> {
+        self.rules.extend(other.rules);
+        self.check_overlaps()?;
+        self.reindex();
+        Ok(())
+    }
+
+    fn reindex(&mut self) {
+        self.index.clear();
+        for (ri, r) in self.rules.iter().enumerate() {
+            for (ii, inst) in r.insts.iter().enumerate() {
+                if let PatKind::Op(op, _) = &inst.lhs.kind {
+                    self.index
+                        .entry((op.key(), inst.lhs.elem))
+                        .or_default()
+                        .push((ri, ii));
+                }
+            }
+        }
+    }
+
+    /// Instantiations whose left-hand side has `e`'s root operator and element type.
+    pub fn candidates(&self, e: &Expr) -> &[(usize, usize)] {
+        self.index
+            .get(&(e.op().key(), e.ty().elem))
+            .map_or(&[], |v| v.as_slice())
+    }
+
+    /// Total number of instantiations.
+    pub fn instantiation_count(&self) -> usize {
+        self.rules.iter().map(|r| r.insts.len()).sum()
+    }
+
+    fn check_overlaps(&self) -> Result<(), Diag> {
+        let mut seen: HashMap<(String, i32), (usize, Option<String>)> = HashMap::new();
+        for (ri, r) in self.rules.iter().enumerate() {
+            let pred_text = r.decl.pred.as_ref().map(|p| ast_text(&r.decl.src, p));
+            let mut mine = BTreeSet::new();
+            for inst in &r.insts {
+                let key = (inst.lhs.canonical(), r.decl.priority);
+                if !mine.insert(key.0.clone()) {
+                    continue;
+                }
+                if let Some((other, other_pred)) = seen.get(&key) {
+                    let o = &self.rules[*other];
+                    let distinct_preds =
+                        pred_text.is_some() && other_pred.is_some() && &pred_text != other_pred;
+                    if !distinct_preds {
+                        return Err(Diag::new(&r.decl.src, r.decl.span.clone(), format!(
+                            "rule `{}` has the same left-hand side as rule `{}` ({}) at the same priority, for {}",
+                            r.decl.name, o.decl.name, o.decl.location(), inst.describe()
+                        ))
+                        .note("give one a different priority, or predicates that tell them apart"));
+                    }
+                } else {
+                    seen.insert(key, (ri, pred_text.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The source text of an AST node.
+pub fn ast_text(src: &Source, ast: &Ast) -> String {
+    src.text
+        .get(ast.span.clone())
+        .unwrap_or("?")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Type variables mentioned anywhere in a rule.
+fn type_vars(d: &RuleDecl) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (_, t, _) in &d.params {
+        if parse::is_type_var(t) {
+            out.insert(t.clone());
+        }
+    }
+    for (v, _, a, _) in &d.derived {
+        out.insert(v.clone());
+        out.insert(a.clone());
+    }
+    for (p, _) in &d.type_preds {
+        match p {
+            TypePred::Unsigned(t) | TypePred::Signed(t) => {
+                out.insert(t.clone());
+            }
+            TypePred::SameSignedness(a, b) => {
+                out.insert(a.clone());
+                out.insert(b.clone());
+            }
+            TypePred::Expr(e) => collect_ast_types(e, &mut out),
+        }
+    }
+    collect_ast_types(&d.lhs, &mut out);
+    collect_ast_types(&d.rhs, &mut out);
+    if let Some(p) = &d.pred {
+        collect_ast_types(p, &mut out);
+    }
+    out
+}
+
+fn collect_ast_types(a: &Ast, out: &mut BTreeSet<String>) {
+    match &a.kind {
+        AstKind::Name(n) => {
+            if let Some((t, _)) = n.rsplit_once('.')
+                && parse::is_type_var(t)
+            {
+                out.insert(t.to_string());
+            }
+        }
+        AstKind::Call {
+            name, angle, args, ..
+        } => {
+            if parse::is_type_var(name) {
+                out.insert(name.clone());
+            }
+            if let Some((t, _)) = angle
+                && parse::is_type_var(t)
+            {
+                out.insert(t.clone());
+            }
+            for x in args {
+                collect_ast_types(x, out);
+            }
+        }
+        AstKind::Typed { ty, e, .. } => {
+            if parse::is_type_var(ty) {
+                out.insert(ty.clone());
+            }
+            collect_ast_types(e, out);
+        }
+        AstKind::Unary(_, e) => collect_ast_types(e, out),
+        AstKind::Binary(_, x, y) => {
+            collect_ast_types(x, out);
+            collect_ast_types(y, out);
+        }
+        AstKind::Index { index, .. } => collect_ast_types(index, out),
+        AstKind::Let { value, body, .. } => {
+            collect_ast_types(value, out);
+            collect_ast_types(body, out);
+        }
+        AstKind::List(v) => v.iter().for_each(|x| collect_ast_types(x, out)),
+        AstKind::Int(_) | AstKind::Float(_) | AstKind::Bool(_) => {}
+    }
+}
+
+fn apply_type_fn(f: TypeFn, e: Elem) -> Option<Elem> {
+    let r = match f {
+        TypeFn::Widen => e.widen()?,
+        TypeFn::Narrow => e.narrow()?,
+        TypeFn::Signed => e.with_signed(true),
+        TypeFn::Unsigned => e.with_signed(false),
+        TypeFn::Same => e,
+    };
+    (r.is_int() && !r.is_internal()).then_some(r)
+}
+
+/// Every assignment of element types to the rule's free type variables that satisfies its
+/// constraints, with derived variables filled in.
+fn type_assignments(d: &RuleDecl) -> Result<Vec<HashMap<String, Elem>>, Diag> {
+    let all = type_vars(d);
+    let derived: BTreeSet<&String> = d.derived.iter().map(|(v, ..)| v).collect();
+    let free: Vec<&String> = all.iter().filter(|v| !derived.contains(v)).collect();
+    for (v, _, a, span) in &d.derived {
+        if !all.contains(a) {
+            return Err(Diag::new(
+                &d.src,
+                span.clone(),
+                format!("`{v}` is defined from unknown type variable `{a}`"),
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    let n = free.len();
+    let total = USER_INT_ELEMS.len().pow(n as u32);
+    'assign: for k in 0..total {
+        let mut m: HashMap<String, Elem> = HashMap::new();
+        let mut idx = k;
+        for v in &free {
+            m.insert((*v).clone(), USER_INT_ELEMS[idx % USER_INT_ELEMS.len()]);
+            idx /= USER_INT_ELEMS.len();
+        }
+        // Derived variables may depend on each other; resolve until nothing changes.
+        let mut pending: Vec<&(String, TypeFn, String, std::ops::Range<usize>)> =
+            d.derived.iter().collect();
+        while !pending.is_empty() {
+            let before = pending.len();
+            let mut rest = Vec::new();
+            for dv in pending {
+                match m.get(&dv.2) {
+                    Some(&base) => match apply_type_fn(dv.1, base) {
+                        Some(r) => {
+                            m.insert(dv.0.clone(), r);
+                        }
+                        None => continue 'assign,
+                    },
+                    None => rest.push(dv),
+                }
+            }
+            if rest.len() == before {
+                let (v, _, a, span) = rest[0];
+                return Err(Diag::new(
+                    &d.src,
+                    span.clone(),
+                    format!("`{v}` and `{a}` are defined from each other"),
+                ));
+            }
+            pending = rest;
+        }
+        let scope = RuleScope { types: m.clone() };
+        for (p, span) in &d.type_preds {
+            let ok = match p {
+                TypePred::Unsigned(t) => m.get(t).is_some_and(|e| !e.is_signed()),
+                TypePred::Signed(t) => m.get(t).is_some_and(|e| e.is_signed()),
+                TypePred::SameSignedness(a, b) => match (m.get(a), m.get(b)) {
+                    (Some(x), Some(y)) => x.is_signed() == y.is_signed(),
+                    _ => false,
+                },
+                TypePred::Expr(e) => {
+                    let wild = |_: u32| None;
+                    let mut bounds = |_: &str| None;
+                    let mut env = cexpr::CEnv {
+                        scope: &scope,
+                        wild: &wild,
+                        bounds: &mut bounds,
+                    };
+                    match cexpr::eval(e, &mut env) {
+                        Ok(v) => v != 0,
+                        Err(err) => {
+                            return Err(Diag::new(
+                                &d.src,
+                                span.clone(),
+                                format!("cannot evaluate this type condition: {}", err.0),
+                            ));
+                        }
+                    }
+                }
+            };
+            if !ok {
+                continue 'assign;
+            }
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// One elaborated rule side: the expression, its constant expressions (`$k`), and how many
+/// written casts turned out to be no-ops.
+type Elaborated = (Expr, Vec<(Ast, Elem)>, usize);
+
+/// Elaborates one side of a rule for one instantiation.
+fn elaborate_side(
+    d: &RuleDecl,
+    side: &Ast,
+    scope: &RuleScope,
+    vars: &[(String, Elem)],
+) -> Result<Option<Elaborated>, Diag> {
+    let mut decls = Decls::new();
+    for (v, e) in vars {
+        decls.vars.insert(v.clone(), Type::scalar(*e));
+    }
+    let opts = ElabOptions {
+        lane_var: None,
+        allow_internal: false,
+        rule: Some(scope.clone()),
+    };
+    let mut el = Elaborator::new(&d.src, &decls, opts);
+    match el.expr(side) {
+        Ok(e) => Ok(Some((e, el.consts, el.noop_casts))),
+        // The instantiation would need a 128-bit type: it does not exist.
+        Err(_) if el.needs_internal => Ok(None),
+        Err(d) => Err(d),
+    }
+}
+
+fn with_inst(diag: Diag, inst: &str) -> Diag {
+    diag.note(format!("in the instantiation {inst}"))
+}
+
+/// Instantiates and checks one rule.
+pub fn instantiate(d: RuleDecl, kind: RuleKind) -> Result<Rule, Diag> {
+    let src = d.src.clone();
+    let var_names: Vec<String> = d.params.iter().map(|(v, ..)| v.clone()).collect();
+    for (i, (v, _, span)) in d.params.iter().enumerate() {
+        if var_names[..i].contains(v) {
+            return Err(Diag::new(
+                &src,
+                span.clone(),
+                format!("rule variable `{v}` is declared twice"),
+            ));
+        }
+        if crate::syntax::elab::is_wildcard(v) {
+            return Err(Diag::new(
+                &src,
+                span.clone(),
+                format!("`{v}` is a constant wildcard name; pick another variable name"),
+            ));
+        }
+    }
+    for (_, t, span) in &d.params {
+        if !parse::is_type_var(t) && Elem::parse(t, false).is_none() {
+            return Err(Diag::new(
+                &src,
+                span.clone(),
+                format!(
+                    "unknown type `{t}`; use a type variable like `T` or an element type like `u8`"
+                ),
+            ));
+        }
+    }
+    let assignments = type_assignments(&d)?;
+    if assignments.is_empty() {
+        return Err(Diag::new(
+            &src,
+            d.span.clone(),
+            format!(
+                "rule `{}` has no type instantiation that satisfies its constraints",
+                d.name
+            ),
+        ));
+    }
+    let text_of = |a: &Ast| ast_text(&src, a);
+    let var_index = |n: &str| var_names.iter().position(|v| v == n);
+    let mut insts = Vec::new();
+    for m in assignments {
+        let scope = RuleScope { types: m.clone() };
+        let vars: Vec<(String, Elem)> = d
+            .params
+            .iter()
+            .map(|(v, t, _)| {
+                (
+                    v.clone(),
+                    m.get(t)
+                        .copied()
+                        .or_else(|| Elem::parse(t, false))
+                        .expect("checked above"),
+                )
+            })
+            .collect();
+        let desc = Inst {
+            scope: scope.clone(),
+            vars: vec![],
+            lhs: dummy(),
+            rhs: dummy(),
+        }
+        .describe();
+        let Some((le, lconsts, lnoop)) =
+            elaborate_side(&d, &d.lhs, &scope, &vars).map_err(|x| with_inst(x, &desc))?
+        else {
+            continue;
+        };
+        if lnoop > 0 {
+            // A cast written on the left that changes nothing here: the rule is about a
+            // real conversion, so this instantiation is not one of its cases.
+            continue;
+        }
+        let Some((re, rconsts, _)) =
+            elaborate_side(&d, &d.rhs, &scope, &vars).map_err(|x| with_inst(x, &desc))?
+        else {
+            return Err(with_inst(
+                Diag::new(
+                    &src,
+                    d.rhs.span.clone(),
+                    "the right-hand side needs a 128-bit type here",
+                ),
+                &desc,
+            ));
+        };
+        let lhs = pattern::from_expr(&le, &var_index, &lconsts, &text_of)
+            .map_err(|m| with_inst(Diag::new(&src, d.lhs.span.clone(), m), &desc))?;
+        let rhs = pattern::from_expr(&re, &var_index, &rconsts, &text_of)
+            .map_err(|m| with_inst(Diag::new(&src, d.rhs.span.clone(), m), &desc))?;
+        if !matches!(lhs.kind, PatKind::Op(..)) {
+            return Err(Diag::new(
+                &src,
+                d.lhs.span.clone(),
+                "the left-hand side must be an operation, not a variable or constant",
+            ));
+        }
+        if lhs.ops().iter().any(|p| matches!(p.kind, PatKind::Op(_, ref a) if a.iter().any(|x| matches!(x.kind, PatKind::Computed(_)))))
+            || matches!(lhs.kind, PatKind::Computed(_))
+        {
+            return Err(with_inst(
+                Diag::new(&src, d.lhs.span.clone(), "the left-hand side may only use plain constants and wildcards such as `c0`"),
+                &desc,
+            ));
+        }
+        if lhs.elem != rhs.elem {
+            return Err(with_inst(
+                Diag::new(
+                    &src,
+                    d.rhs.span.clone(),
+                    format!(
+                        "the right-hand side is {} but the left-hand side is {}",
+                        rhs.elem, lhs.elem
+                    ),
+                ),
+                &desc,
+            ));
+        }
+        let lcount = lhs.var_counts(var_names.len());
+        let rcount = rhs.var_counts(var_names.len());
+        for (i, v) in var_names.iter().enumerate() {
+            if rcount[i] > 0 && lcount[i] == 0 {
+                return Err(Diag::new(
+                    &src,
+                    d.rhs.span.clone(),
+                    format!("`{v}` is used on the right-hand side but not bound on the left"),
+                ));
+            }
+            if lcount[i] == 0 {
+                return Err(Diag::new(
+                    &src,
+                    d.params[i].2.clone(),
+                    format!("rule variable `{v}` is never used on the left-hand side"),
+                ));
+            }
+            if kind == RuleKind::Lift && rcount[i] > lcount[i] {
+                return Err(Diag::new(
+                    &src,
+                    d.rhs.span.clone(),
+                    format!(
+                        "`{v}` occurs more often on the right than on the left; a lifting rule may not duplicate work"
+                    ),
+                ));
+            }
+        }
+        let lwild = lhs.wildcards();
+        let scope_has = |n: &str| scope.attr(n).is_some();
+        let wild_ok = |w: u32| lwild.contains(&w);
+        let var_ok = |n: &str| var_names.iter().any(|v| v == n);
+        let check_ast = |a: &Ast, predicate: bool| -> Result<(), Diag> {
+            cexpr::validate(a, &scope_has, &wild_ok, &var_ok, predicate)
+                .map_err(|(s, m)| Diag::new(&src, s, m))
+        };
+        for (a, _) in &rconsts {
+            check_ast(a, false)?;
+        }
+        if let Some(p) = &d.pred {
+            check_ast(p, true)?;
+        }
+        if kind == RuleKind::Lift {
+            let (lc, rc) = (cost::pattern_cost(&lhs), cost::pattern_cost(&rhs));
+            if rc >= lc {
+                return Err(with_inst(
+                    Diag::new(&src, d.span.clone(), format!(
+                        "lifting rule `{}` does not lower the cost: left-hand side {lc}, right-hand side {rc}",
+                        d.name
+                    ))
+                    .note("every lifting rule must be strictly cheaper (bits, then rank) so that lifting terminates"),
+                    &desc,
+                ));
+            }
+        }
+        insts.push(Inst {
+            scope,
+            vars: vars.iter().map(|(_, e)| *e).collect(),
+            lhs,
+            rhs,
+        });
+    }
+    if insts.is_empty() {
+        return Err(Diag::new(
+            &src,
+            d.span.clone(),
+            format!(
+                "rule `{}` has no instantiation in which every cast on its left-hand side converts something",
+                d.name
+            ),
+        ));
+    }
+    Ok(Rule {
+        decl: d,
+        vars: var_names,
+        insts,
+    })
+}
+
+fn dummy() -> Pat {
+    Pat {
+        kind: PatKind::Lit(0),
+        elem: Elem::U8,
+    }
+}

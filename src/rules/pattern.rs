@@ -1,0 +1,317 @@
+//! Patterns: one instantiation of a rule side, matched against and built into expressions.
+//!
+//! A rule side is elaborated at one lane with concrete element types; the pattern keeps the
+//! operators and element types and drops the lane count, so it matches vectors of any width
+//! (lane-preserving operators only) and builds its right-hand side at the width it matched.
+
+use std::sync::Arc;
+
+use crate::interp::lane;
+use crate::ir::{Expr, Op};
+use crate::syntax::parse::{Ast, AstKind};
+use crate::types::{Elem, Type};
+
+/// What a pattern node is.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PatKind {
+    /// Pattern variable number `i` (matches any expression of the node's element type).
+    Var(usize),
+    /// Constant wildcard `c<N>`: matches a constant (or a broadcast of one).
+    Wild(u32),
+    /// A specific constant value.
+    Lit(i128),
+    /// Right-hand sides only: a constant computed from wildcards when the rule fires.
+    Computed(Arc<AstKey>),
+    /// An operator applied to sub-patterns.
+    Op(Op, Vec<Pat>),
+}
+
+/// A pattern node: its kind and element type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Pat {
+    /// What it is.
+    pub kind: PatKind,
+    /// Element type of the value it stands for.
+    pub elem: Elem,
+}
+
+/// A constant expression with a printable identity (so patterns can be compared).
+#[derive(Clone, Debug)]
+pub struct AstKey {
+    /// The expression.
+    pub ast: Ast,
+    /// Its source text, which identifies it.
+    pub text: String,
+}
+
+impl PartialEq for AstKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+impl Eq for AstKey {}
+impl std::hash::Hash for AstKey {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.text.hash(h)
+    }
+}
+
+/// Values bound while matching.
+#[derive(Clone, Debug, Default)]
+pub struct Binds {
+    /// Pattern variables, by index.
+    pub vars: Vec<Option<Expr>>,
+    /// Constant wildcards: number and exact value.
+    pub wilds: Vec<(u32, i128)>,
+}
+
+impl Binds {
+    /// Empty bindings for `n` variables.
+    pub fn new(n: usize) -> Binds {
+        Binds {
+            vars: vec![None; n],
+            wilds: Vec::new(),
+        }
+    }
+
+    /// The value of wildcard `c<id>`.
+    pub fn wild(&self, id: u32) -> Option<i128> {
+        self.wilds.iter().find(|(i, _)| *i == id).map(|(_, v)| *v)
+    }
+}
+
+/// The exact value of a constant (or broadcast constant) with `elem`'s width. Either
+/// signedness matches when the value (read by the constant's own type) is representable in
+/// `elem`: where the type system lets a constant's signedness vary (shift amounts), only its
+/// value matters.
+fn const_value(e: &Expr, elem: Elem) -> Option<i128> {
+    let actual = e.ty().elem;
+    if actual.bits() != elem.bits() || elem == Elem::Bool || actual == Elem::Bool {
+        return None;
+    }
+    let bits = e.as_const_bits()?;
+    let v = lane::to_i128(bits, actual);
+    // The rule was checked for values of its own type; another signedness only matches when
+    // the value is one of those.
+    let fits = v >= elem.min_value() && elem.max_value().is_none_or(|m| v <= m);
+    fits.then_some(v)
+}
+
+impl Pat {
+    /// Matches `e` against this pattern, extending `b`. On failure `b` may hold partial
+    /// bindings; callers that backtrack take a copy first.
+    pub fn matches(&self, e: &Expr, b: &mut Binds) -> bool {
+        let constant = matches!(self.kind, PatKind::Wild(_) | PatKind::Lit(_));
+        if !constant && e.ty().elem != self.elem {
+            return false;
+        }
+        match &self.kind {
+            PatKind::Var(i) => match &b.vars[*i] {
+                Some(bound) => bound == e,
+                None => {
+                    b.vars[*i] = Some(e.clone());
+                    true
+                }
+            },
+            PatKind::Wild(id) => {
+                let Some(v) = const_value(e, self.elem) else {
+                    return false;
+                };
+                match b.wild(*id) {
+                    Some(prev) => prev == v,
+                    None => {
+                        b.wilds.push((*id, v));
+                        true
+                    }
+                }
+            }
+            PatKind::Lit(v) => const_value(e, self.elem) == Some(*v),
+            PatKind::Computed(_) => false,
+            PatKind::Op(op, args) => {
+                if e.op() != op || e.args().len() != args.len() {
+                    return false;
+                }
+                if op.is_commutative() && args.len() == 2 {
+                    let saved = b.clone();
+                    if args[0].matches(e.arg(0), b) && args[1].matches(e.arg(1), b) {
+                        return true;
+                    }
+                    *b = saved;
+                    return args[0].matches(e.arg(1), b) && args[1].matches(e.arg(0), b);
+                }
+                args.iter().zip(e.args()).all(|(p, x)| p.matches(x, b))
+            }
+        }
+    }
+
+    /// Builds the expression this pattern describes at `lanes` lanes. `computed` evaluates a
+    /// computed constant; `None` from it (or a constant that does not fit its type) means the
+    /// rule does not apply.
+    pub fn build(
+        &self,
+        lanes: u32,
+        b: &Binds,
+        computed: &mut dyn FnMut(&Ast) -> Option<i128>,
+    ) -> Option<Expr> {
+        let ty = Type::vec(self.elem, lanes);
+        match &self.kind {
+            PatKind::Var(i) => b.vars[*i].clone(),
+            PatKind::Wild(id) => Expr::splat(ty, b.wild(*id)?).ok(),
+            PatKind::Lit(v) => Expr::splat(ty, *v).ok(),
+            PatKind::Computed(k) => Expr::splat(ty, computed(&k.ast)?).ok(),
+            PatKind::Op(op, args) => {
+                let built = args
+                    .iter()
+                    .map(|a| a.build(lanes, b, computed))
+                    .collect::<Option<Vec<_>>>()?;
+                let explicit = needs_type(op).then_some(ty);
+                Expr::build(op.clone(), explicit, built).ok()
+            }
+        }
+    }
+
+    /// Every operator node, parents before children.
+    pub fn ops(&self) -> Vec<&Pat> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(p) = stack.pop() {
+            if let PatKind::Op(_, args) = &p.kind {
+                out.push(p);
+                stack.extend(args.iter());
+            }
+        }
+        out
+    }
+
+    /// How many times each variable occurs, indexed by variable number.
+    pub fn var_counts(&self, n: usize) -> Vec<usize> {
+        let mut counts = vec![0; n];
+        let mut stack = vec![self];
+        while let Some(p) = stack.pop() {
+            match &p.kind {
+                PatKind::Var(i) => counts[*i] += 1,
+                PatKind::Op(_, args) => stack.extend(args.iter()),
+                _ => {}
+            }
+        }
+        counts
+    }
+
+    /// Wildcards used, sorted and deduplicated.
+    pub fn wildcards(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(p) = stack.pop() {
+            match &p.kind {
+                PatKind::Wild(i) => out.push(*i),
+                PatKind::Op(_, args) => stack.extend(args.iter()),
+                _ => {}
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// A canonical text with variables numbered by first occurrence, so two left-hand
+    /// sides that differ only in variable names print the same.
+    pub fn canonical(&self) -> String {
+        let mut order: Vec<usize> = Vec::new();
+        let mut out = String::new();
+        self.canon(&mut order, &mut out);
+        out
+    }
+
+    fn canon(&self, order: &mut Vec<usize>, out: &mut String) {
+        match &self.kind {
+            PatKind::Var(i) => {
+                let k = match order.iter().position(|x| x == i) {
+                    Some(k) => k,
+                    None => {
+                        order.push(*i);
+                        order.len() - 1
+                    }
+                };
+                out.push_str(&format!("v{k}:{}", self.elem));
+            }
+            PatKind::Wild(i) => out.push_str(&format!("c{i}:{}", self.elem)),
+            PatKind::Lit(v) => out.push_str(&format!("{v}:{}", self.elem)),
+            PatKind::Computed(k) => out.push_str(&format!("{{{}}}:{}", k.text, self.elem)),
+            PatKind::Op(op, args) => {
+                out.push_str(&format!("({op}:{}", self.elem));
+                if let Op::Slice { start, stride } = op {
+                    out.push_str(&format!("@{start},{stride}"));
+                }
+                for a in args {
+                    out.push(' ');
+                    a.canon(order, out);
+                }
+                out.push(')');
+            }
+        }
+    }
+}
+
+/// True for operators whose result type must be given when building.
+fn needs_type(op: &Op) -> bool {
+    // Reuse the IR's own list by asking about a representative node shape.
+    matches!(
+        op,
+        Op::Cast
+            | Op::Reinterpret
+            | Op::SaturatingCast
+            | Op::Broadcast
+            | Op::Ramp
+            | Op::Slice { .. }
+            | Op::ReduceAdd
+            | Op::ReduceMin
+            | Op::ReduceMax
+    )
+}
+
+/// Converts one elaborated rule side (at one lane) into a pattern.
+/// `var_index` maps pattern-variable names; `consts` are the elaborator's constant
+/// expressions (`$k` variables).
+pub fn from_expr(
+    e: &Expr,
+    var_index: &dyn Fn(&str) -> Option<usize>,
+    consts: &[(Ast, Elem)],
+    text_of: &dyn Fn(&Ast) -> String,
+) -> Result<Pat, String> {
+    let elem = e.ty().elem;
+    let kind = match e.op() {
+        Op::Var(name) => {
+            if let Some(k) = name.strip_prefix('$') {
+                let k: usize = k
+                    .parse()
+                    .map_err(|_| format!("bad constant reference `{name}`"))?;
+                let (ast, _) = &consts[k];
+                match &ast.kind {
+                    AstKind::Name(n) if crate::syntax::elab::is_wildcard(n) => {
+                        PatKind::Wild(n[1..].parse().map_err(|_| format!("bad wildcard `{n}`"))?)
+                    }
+                    _ => PatKind::Computed(Arc::new(AstKey {
+                        ast: ast.clone(),
+                        text: text_of(ast),
+                    })),
+                }
+            } else {
+                PatKind::Var(
+                    var_index(name).ok_or_else(|| format!("`{name}` is not a rule variable"))?,
+                )
+            }
+        }
+        Op::Const(bits) => PatKind::Lit(lane::to_i128(*bits, elem)),
+        Op::Load(..) => return Err("loads cannot appear in rules".into()),
+        Op::Let(_) => return Err("`let` cannot appear in rules".into()),
+        op => {
+            let args = e
+                .args()
+                .iter()
+                .map(|a| from_expr(a, var_index, consts, text_of))
+                .collect::<Result<Vec<_>, _>>()?;
+            PatKind::Op(op.clone(), args)
+        }
+    };
+    Ok(Pat { kind, elem })
+}
