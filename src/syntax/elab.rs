@@ -103,6 +103,8 @@ pub enum LitRole {
     MulShift,
     /// The narrow operand of `widen_right_*` on `T`: half of `T`.
     WidenRight,
+    /// The wide operand of `widen_right_*` whose narrow operand is a `T`: twice `T`.
+    WidenLeft,
 }
 
 /// The type an integer literal gets in `role` next to an operand of type `partner`; with no
@@ -118,6 +120,7 @@ pub fn literal_type(role: LitRole, partner: Option<Type>, value: i128) -> Type {
         LitRole::ShiftAmount => e,
         LitRole::MulShift => e.to_unsigned(),
         LitRole::WidenRight => e.narrow().unwrap_or(e),
+        LitRole::WidenLeft => e.widen().filter(|w| !w.is_internal()).unwrap_or(Elem::I32),
     };
     Type::scalar(elem)
 }
@@ -948,18 +951,7 @@ impl<'a> Elaborator<'a> {
             }
             Op::WidenRightAdd | Op::WidenRightSub | Op::WidenRightMul => {
                 // A literal wide operand takes twice the narrow operand's width.
-                let x = match (&vals[0], &vals[1]) {
-                    (Val::Lit(..) | Val::Const(_), Val::E(y)) => {
-                        let w = y
-                            .ty()
-                            .elem
-                            .widen()
-                            .filter(|w| !w.is_internal())
-                            .unwrap_or(Elem::I32);
-                        self.resolve(vals[0].clone(), Type::scalar(w))?
-                    }
-                    _ => self.resolve(vals[0].clone(), Type::INDEX)?,
-                };
+                let x = self.resolve_against(vals[0].clone(), LitRole::WidenLeft, &vals[1])?;
                 let y =
                     self.resolve_against(vals[1].clone(), LitRole::WidenRight, &Val::E(x.clone()))?;
                 let (x, y) = self.match_lanes(x, y, span)?;

@@ -46,6 +46,8 @@ enum Ctx {
     Default,
     /// A literal here takes this role relative to a partner of this type.
     Role(LitRole, Type),
+    /// Constants here always print with their type.
+    Typed,
 }
 
 fn const_text(bits: u128, elem: Elem) -> String {
@@ -61,6 +63,7 @@ fn const_text(bits: u128, elem: Elem) -> String {
 /// True when a bare literal printed in `ctx` would be parsed back with type `ty`.
 fn bare_ok(ctx: Ctx, ty: Type, value: i128) -> bool {
     let parsed = match ctx {
+        Ctx::Typed => return false,
         Ctx::Default => Type::INDEX,
         Ctx::Role(role, partner) => literal_type(role, Some(partner), value),
     };
@@ -84,29 +87,22 @@ fn args_list(args: &[Expr], ctxs: &[Ctx], out: &mut String) {
     }
 }
 
-/// Contexts for the two operands of a same-type operator. A literal partner is only a
-/// "typed partner" if it will itself print typed; the elaborator types two literals as i32.
+/// Contexts for the two operands of a same-type operator (or `widening_mul`, whose operands
+/// may differ in signedness). The elaborator types a bare literal from its partner, or as
+/// i32 when the partner is a bare literal too; so two constants print bare only when both
+/// are i32, and otherwise both print typed.
 fn peer_ctxs(a: &Expr, b: &Expr) -> [Ctx; 2] {
-    let partner = |x: &Expr| -> Type {
-        if matches!(x.op(), Op::Const(_)) && x.ty() == Type::INDEX {
-            Type::INDEX
-        } else {
-            x.ty()
+    let is_const = |x: &Expr| matches!(x.op(), Op::Const(_));
+    match (is_const(a), is_const(b)) {
+        (true, true) if a.ty() == Type::INDEX && b.ty() == Type::INDEX => {
+            [Ctx::Default, Ctx::Default]
         }
-    };
-    // A non-i32 constant whose partner is also a constant prints typed (Default role says
-    // i32, which differs), so the pair never collapses to two bare literals of another type.
-    let ca = if matches!(b.op(), Op::Const(_)) {
-        Ctx::Default
-    } else {
-        Ctx::Role(LitRole::Peer, partner(b))
-    };
-    let cb = if matches!(a.op(), Op::Const(_)) {
-        Ctx::Default
-    } else {
-        Ctx::Role(LitRole::Peer, partner(a))
-    };
-    [ca, cb]
+        (true, true) => [Ctx::Typed, Ctx::Typed],
+        _ => [
+            Ctx::Role(LitRole::Peer, b.ty()),
+            Ctx::Role(LitRole::Peer, a.ty()),
+        ],
+    }
 }
 
 fn pr(e: &Expr, ctx: Ctx, out: &mut String) {
@@ -259,7 +255,9 @@ fn pr(e: &Expr, ctx: Ctx, out: &mut String) {
                     vec![Ctx::Default, Ctx::Role(LitRole::ShiftAmount, a[0].ty())]
                 }
                 Op::WidenRightAdd | Op::WidenRightSub | Op::WidenRightMul => {
-                    vec![Ctx::Default, Ctx::Role(LitRole::WidenRight, a[0].ty())]
+                    // A constant wide operand always prints typed: whether the narrow one
+                    // prints bare depends on it, so it cannot depend on the narrow one.
+                    vec![Ctx::Typed, Ctx::Role(LitRole::WidenRight, a[0].ty())]
                 }
                 Op::MulShiftRight | Op::RoundingMulShiftRight => {
                     let c = peer_ctxs(&a[0], &a[1]);
