@@ -34,15 +34,28 @@ pub fn rules_with(extra: &[Arc<Source>]) -> Result<RuleSet, Diag> {
     Ok(set)
 }
 
-/// Lifts `e` (after inlining its `let`s) with `rules`.
+/// Lifts `e` (after inlining its `let`s and dropping casts that change nothing) with
+/// `rules`.
 pub fn lift_with(
     e: &Expr,
     rules: &RuleSet,
     bounds: &mut dyn Bounds,
     trace: Option<&mut Vec<TraceEvent>>,
 ) -> Expr {
-    let e = crate::ir::visit::inline_lets(e);
+    let e = drop_noop_casts(&crate::ir::visit::inline_lets(e));
     Greedy::new(rules).run(&e, bounds, trace)
+}
+
+/// Removes casts to the type their operand already has (a user may write `u16(x)` of a
+/// `u16`; rules never match such a cast, because in a rule it would be no cast at all).
+pub fn drop_noop_casts(e: &Expr) -> Expr {
+    crate::ir::visit::rebuild(e, |node, args| -> Result<Expr, crate::ir::TypeError> {
+        if matches!(node.op(), crate::ir::Op::Cast) && args[0].ty() == node.ty() {
+            return Ok(args[0].clone());
+        }
+        node.with_args(args)
+    })
+    .expect("rebuilding with same-typed operands")
 }
 
 /// Lifts `e` with the built-in rules and type-range bounds.

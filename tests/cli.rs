@@ -129,3 +129,82 @@ fn every_command_has_help() {
         assert!(out.contains("Usage:"), "{out}");
     }
 }
+
+#[test]
+fn lift_prints_fpir_and_traces_rules() {
+    let (code, out, err) = harrow(&[
+        "lift",
+        "u8(min(u16(a) + u16(b), 255))",
+        "--input",
+        "a:u8x16",
+        "--input",
+        "b:u8x16",
+        "--trace",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "(uint8x16)saturating_add(a, b)\n");
+    assert!(
+        err.contains("rule widening_add (rules/lift.rules:"),
+        "{err}"
+    );
+    assert!(
+        err.contains("rule saturating_add_of_widening (rules/lift.rules:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn lift_accepts_extra_rule_files_and_reports_their_errors() {
+    let dir = std::env::temp_dir().join(format!("harrow-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("mine.rules");
+    std::fs::write(
+        &good,
+        ";; An unsigned value is never negative.\nrule max_zero(x: T) where T unsigned:\n    max(x, c0) => x if c0 == 0\n",
+    )
+    .unwrap();
+    let (code, out, err) = harrow(&[
+        "lift",
+        "max(a, 0)",
+        "--input",
+        "a:u8x4",
+        "--rules",
+        good.to_str().unwrap(),
+        "--trace",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "a\n");
+    assert!(
+        err.contains("rule max_zero (") && err.contains("mine.rules:2"),
+        "{err}"
+    );
+
+    let bad = dir.join("bad.rules");
+    std::fs::write(&bad, "rule r(x: T):\n    x + y => x\n").unwrap();
+    let (code, _, err) = harrow(&[
+        "lift",
+        "a + a",
+        "--input",
+        "a:u8x4",
+        "--rules",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("bad.rules:2:9: error: unknown variable `y`"),
+        "{err}"
+    );
+
+    let costly = dir.join("costly.rules");
+    std::fs::write(&costly, "rule r(x: T, y: T):\n    x + y => y + x\n").unwrap();
+    let (code, _, err) = harrow(&[
+        "lift",
+        "a + a",
+        "--input",
+        "a:u8x4",
+        "--rules",
+        costly.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("does not lower the cost"), "{err}");
+}

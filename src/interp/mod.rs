@@ -178,6 +178,32 @@ pub enum EvalError {
     OutOfBounds(Sym, i64),
 }
 
+/// An environment giving every free variable of `e` random lanes (a quarter of them edge
+/// cases) and every buffer pseudo-random contents, honouring value ranges given for buffers.
+pub fn random_env(e: &Expr, seed: u64, ranges: &[(Sym, i128, i128)]) -> Env {
+    let mut rng = SplitMix64::new(seed);
+    let mut env = Env::new();
+    for (name, ty) in crate::ir::visit::free_vars(e) {
+        let lanes = (0..ty.lanes).map(|_| rng.lane(ty.elem)).collect();
+        env.set(name, Value { ty, lanes });
+    }
+    for (name, elem) in crate::ir::visit::buffers(e) {
+        let range = ranges
+            .iter()
+            .find(|(n, ..)| *n == name)
+            .map(|(_, lo, hi)| (*lo, *hi));
+        env.set_buffer(
+            name,
+            Buffer::Random {
+                elem,
+                seed: rng.next_u64(),
+                range,
+            },
+        );
+    }
+    env
+}
+
 /// Evaluates `e` in `env`.
 pub fn eval(e: &Expr, env: &Env) -> Result<Value, EvalError> {
     let mut ev = Evaluator {

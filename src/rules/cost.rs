@@ -93,7 +93,18 @@ pub fn op_cost(op: &Op, result: Elem, args: impl Iterator<Item = Elem>, lanes: u
     if is_free(op) {
         return Cost::default();
     }
-    let bits: u64 = args.map(|e| e.bits() as u64).sum();
+    let args: Vec<Elem> = args.collect();
+    if matches!(op, Op::Cast | Op::Reinterpret)
+        && args.first().is_some_and(|a| a.bits() == result.bits())
+    {
+        // Changing only the signedness moves no bits: free in a register, except for a
+        // token rank so that needless casts still count against a rewrite.
+        return Cost {
+            bits: 0,
+            rank: lanes as u64,
+        };
+    }
+    let bits: u64 = args.iter().map(|e| e.bits() as u64).sum();
     Cost {
         bits: bits * lanes as u64,
         rank: rank(op, result) * lanes as u64,

@@ -1,5 +1,6 @@
 //! Small shared utilities.
 
+pub mod corpus;
 pub mod exprgen;
 pub mod rng;
 pub mod shared;
