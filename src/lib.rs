@@ -17,3 +17,4 @@ pub mod rules;
 pub mod syntax;
 pub mod types;
 pub mod util;
+pub mod verify;

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, LazyLock};
 
-use crate::bounds::{Bounds, TypeBounds};
+use crate::bounds::{Bounds, Intervals};
 use crate::diag::{Diag, Source};
 use crate::ir::Expr;
 use crate::rewrite::{Engine, Greedy, TraceEvent};
@@ -58,8 +58,8 @@ pub fn drop_noop_casts(e: &Expr) -> Expr {
     .expect("rebuilding with same-typed operands")
 }
 
-/// Lifts `e` with the built-in rules and type-range bounds.
+/// Lifts `e` with the built-in rules and interval bounds.
 pub fn lift(e: &Expr) -> Expr {
     let rules = builtin_rules().expect("the built-in lifting rules load");
-    lift_with(e, rules, &mut TypeBounds, None)
+    lift_with(e, rules, &mut Intervals::new(), None)
 }

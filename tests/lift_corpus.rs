@@ -26,7 +26,12 @@ fn lifting_the_corpus_lowers_cost_and_keeps_values() {
             }
         };
         let input = harrow::lift::drop_noop_casts(&inline_lets(&spec.expr));
-        let lifted = harrow::lift::lift(&spec.expr);
+        let mut bounds = harrow::bounds::Intervals::new();
+        for f in &spec.facts {
+            bounds.buffer_facts.insert(f.buffer.clone(), (f.lo, f.hi));
+        }
+        let rules = harrow::lift::builtin_rules().expect("rules load");
+        let lifted = harrow::lift::lift_with(&spec.expr, rules, &mut bounds, None);
         let mut costs = CostCache::new();
         let (before, after) = (costs.cost(&input), costs.cost(&lifted));
         if after > before {

@@ -115,6 +115,13 @@ fn sobel_lifts_to_figure_2c() {
 }
 
 #[test]
+fn bounds_predicated_rules_fire() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/lift/bounds.hl");
+    let (out, _) = run_file(&path);
+    expect_test::expect_file!["golden/lift/bounds.out"].assert_eq(&out);
+}
+
+#[test]
 fn fpir_forms_normalise() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/lift/fpir_forms.hl");
     let (out, _) = run_file(&path);

@@ -25,6 +25,9 @@ pub enum CliError {
     /// Anything else (a missing file, a bad flag value).
     #[error("error: {0}")]
     Other(String),
+    /// The command ran and found problems; the report is printed as is.
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl From<Diag> for CliError {
@@ -53,6 +56,40 @@ pub enum Command {
     Check(CheckArgs),
     /// Lift integer code to FPIR with the rewrite rules and print the result.
     Lift(LiftArgs),
+    /// Prove rules correct with an SMT solver, for every type instantiation.
+    Verify(VerifyArgs),
+}
+
+/// `harrow verify`
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// Rule files to prove instead of the built-in ones (lifting rules).
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<PathBuf>,
+    /// Which built-in rules to prove: `lift` (default) or `all`.
+    #[arg(long, value_name = "T", default_value = "lift")]
+    pub target: String,
+    /// Print machine-readable JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Per-query solver timeout in milliseconds.
+    #[arg(long, default_value_t = 60_000)]
+    pub timeout: u64,
+    /// Parallel solver processes (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Proof cache file.
+    #[arg(long, default_value = "verify/cache.txt")]
+    pub cache: PathBuf,
+    /// Neither read nor write the proof cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Only prove at the smallest lane count, skipping the full-register confirmation.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write every query sent to the solver into this folder, for inspection.
+    #[arg(long, value_name = "DIR")]
+    pub dump_queries: Option<PathBuf>,
 }
 
 /// `harrow lift`
@@ -149,6 +186,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Command::Eval(a) => cmd_eval(&a),
         Command::Check(a) => cmd_check(&a),
         Command::Lift(a) => cmd_lift(&a),
+        Command::Verify(a) => cmd_verify(&a),
     }
 }
 
@@ -256,18 +294,33 @@ fn cmd_check(a: &CheckArgs) -> Result<String, CliError> {
     Ok(out)
 }
 
-/// Expressions named on the command line: a file's expressions, or the text itself.
-pub fn exprs_from_arg(arg: &str, inputs: &InputArgs) -> Result<Vec<crate::ir::Expr>, CliError> {
+/// Expressions named on the command line (a file's expressions, or the text itself), each
+/// with the interval analysis that knows its facts (a Rake spec's value ranges).
+pub fn exprs_from_arg(
+    arg: &str,
+    inputs: &InputArgs,
+) -> Result<Vec<(crate::ir::Expr, crate::bounds::Intervals)>, CliError> {
     let path = std::path::Path::new(arg);
     if path.is_file() {
         let src = read_source(path)?;
         if path.extension().is_some_and(|x| x == "sexp") {
-            return Ok(vec![rake::import(&src)?.expr]);
+            let spec = rake::import(&src)?;
+            let mut iv = crate::bounds::Intervals::new();
+            for f in &spec.facts {
+                iv.buffer_facts.insert(f.buffer.clone(), (f.lo, f.hi));
+            }
+            return Ok(vec![(spec.expr, iv)]);
         }
         let (items, _) = file::parse(&src, inputs.decls()?)?;
-        return Ok(items.into_iter().map(|i| i.expr).collect());
+        return Ok(items
+            .into_iter()
+            .map(|i| (i.expr, crate::bounds::Intervals::new()))
+            .collect());
     }
-    Ok(vec![parse_cli_expr(arg, inputs, false)?])
+    Ok(vec![(
+        parse_cli_expr(arg, inputs, false)?,
+        crate::bounds::Intervals::new(),
+    )])
 }
 
 fn cmd_lift(a: &LiftArgs) -> Result<String, CliError> {
@@ -278,14 +331,9 @@ fn cmd_lift(a: &LiftArgs) -> Result<String, CliError> {
         .collect::<Result<Vec<_>, _>>()?;
     let rules = crate::lift::rules_with(&extra)?;
     let mut out = String::new();
-    for e in exprs_from_arg(&a.expr_or_file, &a.inputs)? {
+    for (e, mut bounds) in exprs_from_arg(&a.expr_or_file, &a.inputs)? {
         let mut trace = Vec::new();
-        let lifted = crate::lift::lift_with(
-            &e,
-            &rules,
-            &mut crate::bounds::TypeBounds,
-            a.trace.then_some(&mut trace),
-        );
+        let lifted = crate::lift::lift_with(&e, &rules, &mut bounds, a.trace.then_some(&mut trace));
         for t in &trace {
             eprintln!(
                 "rule {} ({}; {})\n  {}\n  => {}",
@@ -298,6 +346,123 @@ fn cmd_lift(a: &LiftArgs) -> Result<String, CliError> {
         }
         out.push_str(&print_expr(&lifted, a.sexpr));
         out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The rule sets `harrow verify` proves: named files, or the built-in ones of a target.
+pub fn rules_to_verify(
+    files: &[PathBuf],
+    target: &str,
+) -> Result<Vec<crate::rules::RuleSet>, CliError> {
+    use crate::rules::{RuleKind, RuleSet};
+    if !files.is_empty() {
+        return files
+            .iter()
+            .map(|p| Ok(RuleSet::load(&read_source(p)?, RuleKind::Lift)?))
+            .collect();
+    }
+    match target {
+        "lift" | "all" => Ok(vec![crate::lift::builtin_rules()?.clone()]),
+        t => Err(CliError::Other(format!(
+            "unknown target `{t}` for verify; use `lift` or `all`"
+        ))),
+    }
+}
+
+fn cmd_verify(a: &VerifyArgs) -> Result<String, CliError> {
+    use crate::verify::{Cache, Options, Verdict, verify_rules};
+    crate::verify::solver_available("z3").map_err(CliError::Other)?;
+    let sets = rules_to_verify(&a.rules, &a.target)?;
+    let rules: Vec<crate::rules::Rule> = sets.into_iter().flat_map(|s| s.rules).collect();
+    let cache = if a.no_cache {
+        Cache::in_memory()
+    } else {
+        Cache::load(&a.cache).map_err(CliError::Other)?
+    };
+    let cache = std::sync::Mutex::new(cache);
+    let opts = Options {
+        timeout_ms: a.timeout,
+        jobs: a.jobs.unwrap_or_else(|| Options::default().jobs),
+        full_width: !a.quick,
+        solver: "z3".into(),
+        dump: a.dump_queries.clone(),
+    };
+    let total: usize = rules.iter().map(|r| r.insts.len()).sum();
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "verifying {bar:40} {pos}/{len} instantiations, {elapsed}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let start = std::time::Instant::now();
+    let outcomes = verify_rules(&rules, &opts, &cache, &|done, _| {
+        bar.set_position(done as u64)
+    });
+    bar.finish_and_clear();
+    let seconds = start.elapsed().as_secs_f64();
+    let cache = cache.into_inner().unwrap_or_else(|p| p.into_inner());
+    if !a.no_cache {
+        // A full run of the built-in rules prunes proofs of queries that no longer exist.
+        cache.save(a.rules.is_empty()).map_err(CliError::Other)?;
+    }
+    let proved = outcomes
+        .iter()
+        .filter(|o| o.verdict == Verdict::Proved)
+        .count();
+    let from_cache = outcomes
+        .iter()
+        .filter(|o| o.cached && o.verdict == Verdict::Proved)
+        .count();
+    let failures: Vec<&crate::verify::Outcome> = outcomes
+        .iter()
+        .filter(|o| o.verdict != Verdict::Proved)
+        .collect();
+    let mut out = String::new();
+    if a.json {
+        let items: Vec<serde_json::Value> = outcomes
+            .iter()
+            .map(|o| {
+                let (status, detail) = match &o.verdict {
+                    Verdict::Proved => ("proved", String::new()),
+                    Verdict::Counterexample(s) => ("counterexample", s.clone()),
+                    Verdict::Unknown(s) => ("unknown", s.clone()),
+                    Verdict::Error(s) => ("error", s.clone()),
+                };
+                serde_json::json!({
+                    "rule": o.rule, "location": o.location, "instantiation": o.instantiation,
+                    "lanes": o.lanes, "status": status, "detail": detail, "cached": o.cached, "seconds": o.seconds,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "rules": rules.len(), "instantiations": outcomes.len(), "proved": proved,
+            "from_cache": from_cache, "seconds": seconds, "results": items,
+        });
+        out.push_str(&serde_json::to_string_pretty(&doc).unwrap_or_default());
+        out.push('\n');
+    } else {
+        for o in &failures {
+            let (what, detail) = match &o.verdict {
+                Verdict::Counterexample(s) => ("counterexample", s),
+                Verdict::Unknown(s) => ("not proved", s),
+                Verdict::Error(s) => ("error", s),
+                Verdict::Proved => unreachable!(),
+            };
+            out.push_str(&format!(
+                "{} {} ({}), {}:\n    {detail}\n",
+                what, o.rule, o.location, o.instantiation
+            ));
+        }
+        out.push_str(&format!(
+            "{proved} of {} instantiations of {} rules proved ({from_cache} from the cache) in {seconds:.1} s\n",
+            outcomes.len(),
+            rules.len()
+        ));
+    }
+    if !failures.is_empty() {
+        return Err(CliError::Failed(out));
     }
     Ok(out)
 }

@@ -108,20 +108,8 @@ pub fn eval(ast: &Ast, env: &mut CEnv) -> Result<i128, NoValue> {
                         Binary::Add => x.checked_add(y),
                         Binary::Sub => x.checked_sub(y),
                         Binary::Mul => x.checked_mul(y),
-                        Binary::Div => {
-                            if y == 0 {
-                                None
-                            } else {
-                                Some(x.div_euclid(y))
-                            }
-                        }
-                        Binary::Mod => {
-                            if y == 0 {
-                                None
-                            } else {
-                                Some(x.rem_euclid(y))
-                            }
-                        }
+                        Binary::Div => x.checked_div_euclid(y),
+                        Binary::Mod => x.checked_rem_euclid(y),
                         Binary::Shl => {
                             if !(0..=126).contains(&y) {
                                 None

@@ -54,15 +54,16 @@ pub struct InstReport {
     pub exhaustive: bool,
 }
 
-/// Inputs of a test expression: variables, wildcards, computed constants.
-#[derive(Default)]
-struct Slots {
-    computed: Vec<(Ast, Elem)>,
+/// Computed constants met while building a rule side over inputs.
+#[derive(Default, Clone)]
+pub struct Slots {
+    /// Each computed constant and its element type; input `k<j>` is entry `j`.
+    pub computed: Vec<(Ast, Elem)>,
 }
 
 /// Builds one rule side over lane-varying inputs: `v<i>` for variable `i`, `c<id>` for a
 /// wildcard, `k<j>` for computed constant `j`.
-fn build_side(p: &Pat, lanes: u32, slots: &mut Slots) -> Result<Expr, String> {
+pub fn build_side(p: &Pat, lanes: u32, slots: &mut Slots) -> Result<Expr, String> {
     let ty = Type::vec(p.elem, lanes);
     Ok(match &p.kind {
         PatKind::Var(i) => Expr::var(format!("v{i}").as_str(), ty),
@@ -272,7 +273,7 @@ pub fn test_inst(rule: &Rule, inst: &Inst, budget: &Budget) -> Result<InstReport
         }
         r
     };
-    let pred_ok = |w: &BTreeMap<u32, i128>, ranges: &[(i128, i128)]| -> bool {
+    let pred_holds = |w: &BTreeMap<u32, i128>, ranges: &[(i128, i128)]| -> bool {
         let Some(p) = &rule.decl.pred else {
             return true;
         };
@@ -288,6 +289,28 @@ pub fn test_inst(rule: &Rule, inst: &Inst, budget: &Budget) -> Result<InstReport
         };
         matches!(cexpr::eval(p, &mut env), Ok(v) if v != 0)
     };
+    // Bounds predicates that are not simple conjuncts (`upper_bound(x) + upper_bound(y) <=
+    // T.max`): shrink the ranges of the variables toward zero until the predicate holds.
+    let uses_bounds = rule
+        .decl
+        .pred
+        .as_ref()
+        .is_some_and(|p| crate::rules::ast_text(&rule.decl.src, p).contains("_bound("));
+    let ranges_for = |w: &BTreeMap<u32, i128>| -> Vec<(i128, i128)> {
+        let r = ranges_for(w);
+        if !uses_bounds || pred_holds(w, &r) {
+            return r;
+        }
+        for k in 1..=126 {
+            let shrunk: Vec<(i128, i128)> = r.iter().map(|(lo, hi)| (lo >> k, hi >> k)).collect();
+            if pred_holds(w, &shrunk) {
+                return shrunk;
+            }
+        }
+        r
+    };
+    let pred_ok =
+        |w: &BTreeMap<u32, i128>, ranges: &[(i128, i128)]| -> bool { pred_holds(w, ranges) };
 
     // Constant assignments that satisfy the predicate. Wildcards fixed by an equality
     // conjunct (`c1 == 1 << (c0 - 1)`) are computed from the others; the rest range over

@@ -66,7 +66,7 @@ pub fn rank(op: &Op, elem: Elem) -> u64 {
         Op::WideningMul => 3,
         Op::WidenRightAdd | Op::WidenRightSub => 4,
         Op::WidenRightMul => 5,
-        Op::SaturatingAdd | Op::SaturatingSub => 2,
+        Op::SaturatingAdd | Op::SaturatingSub => 3,
         Op::SaturatingCast => 3,
         Op::RoundingHalvingAdd => 2,
         Op::HalvingAdd => 3,

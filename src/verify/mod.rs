@@ -1,0 +1,591 @@
+//! Proving rules with an SMT solver.
+//!
+//! Every instantiation of every rule is proved at full bit width: first at the smallest lane
+//! count its pattern needs (one lane for lane-wise rules), then confirmed at the width of a
+//! 128-bit register. Each query's text is hashed; proved queries are recorded in a cache file
+//! kept in the repository (`verify/cache.txt`), so unchanged proofs replay without the
+//! solver. A counterexample is re-run on the reference interpreter before it is reported,
+//! which also checks the encoding.
+
+pub mod cache;
+pub mod obligation;
+pub mod smt;
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use easy_smt::{Context, ContextBuilder, Response, SExpr};
+
+use crate::interp::{Env, Value, eval, lane};
+use crate::rules::{Inst, Rule, cexpr};
+use crate::types::Elem;
+pub use cache::Cache;
+pub use obligation::{Obligation, Slot};
+
+/// How a proof attempt ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Both sides agree for every input satisfying the predicate.
+    Proved,
+    /// They differ; the text gives the inputs and the two results.
+    Counterexample(String),
+    /// The solver gave up (timeout or `unknown`).
+    Unknown(String),
+    /// Something else went wrong (the solver is missing, the encoding failed, ...).
+    Error(String),
+}
+
+/// The result for one instantiation.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Rule name.
+    pub rule: String,
+    /// `file:line` of the rule.
+    pub location: String,
+    /// The type instantiation.
+    pub instantiation: String,
+    /// Lane counts checked.
+    pub lanes: Vec<u32>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// True when every query was answered from the cache.
+    pub cached: bool,
+    /// Solver time spent.
+    pub seconds: f64,
+}
+
+/// Options of a verification run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Per-query solver timeout in milliseconds.
+    pub timeout_ms: u64,
+    /// Parallel solver processes.
+    pub jobs: usize,
+    /// Also confirm at the width of a 128-bit register.
+    pub full_width: bool,
+    /// The solver program (`z3`).
+    pub solver: String,
+    /// Write every query the solver runs to this folder (`<rule>-<n>.smt2`).
+    pub dump: Option<std::path::PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            timeout_ms: 60_000,
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            full_width: true,
+            solver: "z3".into(),
+            dump: None,
+        }
+    }
+}
+
+/// Checks that the solver can be started, with a message saying how to install it.
+pub fn solver_available(solver: &str) -> Result<(), String> {
+    match std::process::Command::new(solver).arg("-version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        _ => Err(format!(
+            "the SMT solver `{solver}` is not installed; install it with `apt-get install z3` (or run scripts/install-deps.sh)"
+        )),
+    }
+}
+
+fn new_context(opts: &Options) -> Result<Context, String> {
+    ContextBuilder::new()
+        .solver(&opts.solver)
+        .solver_args([
+            "-smt2".to_string(),
+            "-in".to_string(),
+            "-v:0".to_string(),
+            format!("-t:{}", opts.timeout_ms),
+        ])
+        .build()
+        .map_err(|e| format!("cannot start {}: {e}", opts.solver))
+}
+
+/// Returns the solver to its initial state. Each proof query then runs in z3's
+/// non-incremental mode: after `push`, z3 switches to an incremental solver without the
+/// bit-vector preprocessing that makes identities such as 64-bit averaging easy (seconds
+/// instead of minutes).
+fn reset(ctx: &mut Context) -> std::io::Result<()> {
+    let cmd = ctx.list(vec![ctx.atom("reset")]);
+    ctx.raw_send(cmd)?;
+    let r = ctx.raw_recv()?;
+    if ctx.display(r).to_string() != "success" {
+        return Err(std::io::Error::other(format!(
+            "unexpected answer to (reset): {}",
+            ctx.display(r)
+        )));
+    }
+    ctx.set_option(":print-success", ctx.true_())?;
+    ctx.set_option(":produce-models", ctx.true_())
+}
+
+/// The lane counts to check an instantiation at.
+fn lane_counts(inst: &Inst, full_width: bool) -> Vec<u32> {
+    let widest = inst
+        .vars
+        .iter()
+        .map(|e| e.bits())
+        .chain(pattern_bits(&inst.lhs))
+        .max()
+        .unwrap_or(8);
+    let full = (128 / widest.max(1)).max(1);
+    if full_width && full > 1 {
+        vec![1, full]
+    } else {
+        vec![1]
+    }
+}
+
+fn pattern_bits(p: &crate::rules::Pat) -> Vec<u32> {
+    let mut v = vec![p.elem.bits()];
+    if let crate::rules::PatKind::Op(_, args) = &p.kind {
+        for a in args {
+            v.extend(pattern_bits(a));
+        }
+    }
+    v
+}
+
+/// The query text of an obligation: declarations and the assertion. Its hash is the cache key.
+fn query_text(ctx: &Context, ob: &Obligation) -> String {
+    let mut t = String::new();
+    for (name, w, _) in &ob.consts {
+        t.push_str(&format!("(declare-const {name} (_ BitVec {w}))\n"));
+    }
+    t.push_str(&format!("(assert {})\n", ctx.display(ob.assertion)));
+    t
+}
+
+/// Reads a bit-vector literal `#b...`, `#x...` or `(_ bvN w)`.
+fn parse_bv(s: &str) -> Option<u128> {
+    let s = s.trim();
+    if let Some(b) = s.strip_prefix("#b") {
+        u128::from_str_radix(b, 2).ok()
+    } else if let Some(x) = s.strip_prefix("#x") {
+        u128::from_str_radix(x, 16).ok()
+    } else {
+        let inner = s.strip_prefix("(_ bv")?;
+        inner.split_whitespace().next()?.parse().ok()
+    }
+}
+
+fn halide_const(v: i128, elem: Elem) -> String {
+    if elem == Elem::I32 {
+        v.to_string()
+    } else {
+        format!("({}){v}", elem.halide_name())
+    }
+}
+
+/// Turns a model into a readable counterexample, confirmed on the interpreter.
+fn explain(
+    rule: &Rule,
+    inst: &Inst,
+    ob: &Obligation,
+    model: &BTreeMap<String, u128>,
+) -> Result<String, String> {
+    let n = ob.lanes as usize;
+    let mut vars: BTreeMap<usize, Vec<u128>> = BTreeMap::new();
+    let mut wild: BTreeMap<u32, i128> = BTreeMap::new();
+    let mut bounds: BTreeMap<String, (i128, i128)> = BTreeMap::new();
+    for (name, _, slot) in &ob.consts {
+        let v = *model
+            .get(name)
+            .ok_or_else(|| format!("the model has no value for {name}"))?;
+        match slot {
+            Slot::Var { var, lane, elem } => {
+                vars.entry(*var).or_insert_with(|| vec![0; n])[*lane] = v & elem.mask();
+            }
+            Slot::Wild(id, dom) => {
+                wild.insert(*id, dom.value(v));
+            }
+            Slot::Product { .. } => {}
+            Slot::Bound { var, upper } => {
+                let e = bounds.entry(var.clone()).or_insert((0, 0));
+                if *upper {
+                    e.1 = v as i128;
+                } else {
+                    e.0 = v as i128;
+                }
+            }
+        }
+    }
+    let mut env = Env::new();
+    for (i, e) in inst.vars.iter().enumerate() {
+        let lanes = vars.get(&i).cloned().unwrap_or_else(|| vec![0; n]);
+        env.set(
+            format!("v{i}"),
+            Value {
+                ty: crate::types::Type::vec(*e, n as u32),
+                lanes,
+            },
+        );
+    }
+    for x in crate::ir::visit::free_vars(&ob.lhs)
+        .into_iter()
+        .chain(crate::ir::visit::free_vars(&ob.rhs))
+    {
+        let (name, ty) = x;
+        if let Some(rest) = name.strip_prefix('c') {
+            let id: u32 = rest
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .parse()
+                .unwrap_or(u32::MAX);
+            let v = wild.get(&id).copied().unwrap_or(0);
+            env.set(
+                name.clone(),
+                Value {
+                    ty,
+                    lanes: vec![lane::from_i128(v, ty.elem); n],
+                },
+            );
+        }
+    }
+    for (j, (ast, elem)) in ob.computed.iter().enumerate() {
+        let wf = |id: u32| wild.get(&id).copied();
+        let mut bf = |v: &str| bounds.get(v).copied();
+        let mut cenv = cexpr::CEnv {
+            scope: &inst.scope,
+            wild: &wf,
+            bounds: &mut bf,
+        };
+        let v = cexpr::eval(ast, &mut cenv).map_err(|e| e.0)?;
+        env.set(
+            format!("k{j}"),
+            Value {
+                ty: crate::types::Type::vec(*elem, n as u32),
+                lanes: vec![lane::from_i128(v, *elem); n],
+            },
+        );
+    }
+    let left = eval(&ob.lhs, &env).map_err(|e| e.to_string())?;
+    let right = eval(&ob.rhs, &env).map_err(|e| e.to_string())?;
+    if left == right {
+        return Err(format!(
+            "the solver reports a counterexample that the interpreter does not confirm (an encoding bug): {model:?}"
+        ));
+    }
+    let show = |v: &Value| -> String {
+        let lanes: Vec<String> = v
+            .to_ints()
+            .iter()
+            .map(|x| halide_const(*x, v.ty.elem))
+            .collect();
+        if lanes.len() == 1 {
+            lanes[0].clone()
+        } else {
+            format!("[{}]", lanes.join(", "))
+        }
+    };
+    let mut parts = Vec::new();
+    for (i, name) in rule.vars.iter().enumerate() {
+        let e = inst.vars[i];
+        let vals: Vec<String> = vars.get(&i).map_or(vec![], |l| {
+            l.iter()
+                .map(|b| halide_const(lane::to_i128(*b, e), e))
+                .collect()
+        });
+        parts.push(if vals.len() == 1 {
+            format!("{name} = {}", vals[0])
+        } else {
+            format!("{name} = [{}]", vals.join(", "))
+        });
+    }
+    for (id, v) in &wild {
+        parts.push(format!("c{id} = {v}"));
+    }
+    for (var, (lo, hi)) in &bounds {
+        parts.push(format!("bounds of {var} = [{lo}, {hi}]"));
+    }
+    Ok(format!(
+        "{}\n    left-hand side gives {}, right-hand side gives {}",
+        parts.join(", "),
+        show(&left),
+        show(&right)
+    ))
+}
+
+/// At most this many constant assignments are proved case by case.
+const ENUM_LIMIT: usize = 128;
+
+/// The constant assignments under which the rule can fire, when there are few: the solver
+/// lists models of the assumptions (projected on the wildcards) until none is left. Proving
+/// each case with concrete constants is far easier for the solver than one symbolic query
+/// (a division by a symbolic power of two, say). `None` when the rule has no wildcards,
+/// when there are too many cases, or when the solver gives up listing them.
+fn enumerate(
+    ctx: &mut Context,
+    rule: &Rule,
+    inst: &Inst,
+    opts: &Options,
+    cache: &Mutex<Cache>,
+) -> Result<Option<Vec<cache::Assignment>>, String> {
+    let ob = obligation::build(ctx, rule, inst, 1, None, false)?;
+    let wilds: Vec<(String, obligation::WildDomain, u32)> = ob
+        .consts
+        .iter()
+        .filter_map(|(n, _, s)| match s {
+            Slot::Wild(id, d) => Some((n.clone(), d.clone(), *id)),
+            _ => None,
+        })
+        .collect();
+    if wilds.is_empty() {
+        return Ok(None);
+    }
+    let mut text = String::from("enumerate\n");
+    for (name, w, _) in &ob.consts {
+        text.push_str(&format!("(declare-const {name} (_ BitVec {w}))\n"));
+    }
+    text.push_str(&format!("(assert {})\n", ctx.display(ob.assumptions)));
+    let key = Cache::key(&opts.solver, &text);
+    if let Some(r) = cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .enumeration(&key)
+    {
+        return Ok(r);
+    }
+    let io = |e: std::io::Error| format!("solver I/O failed: {e}");
+    reset(ctx).map_err(io)?;
+    ctx.push().map_err(io)?;
+    for (name, w, _) in &ob.consts {
+        let s = smt::sort(ctx, *w);
+        ctx.declare_const(name, s).map_err(io)?;
+    }
+    ctx.assert(ob.assumptions).map_err(io)?;
+    let mut found: Vec<cache::Assignment> = Vec::new();
+    let result = loop {
+        match ctx.check().map_err(io)? {
+            Response::Unsat => break Some(found),
+            Response::Unknown => break None,
+            Response::Sat => {
+                if found.len() >= ENUM_LIMIT {
+                    break None;
+                }
+                let names: Vec<SExpr> = wilds.iter().map(|(n, ..)| ctx.atom(n)).collect();
+                let values = ctx.get_value(names).map_err(io)?;
+                let mut a = cache::Assignment::new();
+                let mut block = Vec::new();
+                for ((k, v), (_, dom, id)) in values.into_iter().zip(&wilds) {
+                    let bits =
+                        parse_bv(&ctx.display(v).to_string()).ok_or("cannot read a model value")?;
+                    a.insert(*id, dom.value(bits));
+                    block.push(ctx.eq(k, smt::konst(ctx, dom.width, bits)));
+                }
+                found.push(a);
+                let same = block
+                    .into_iter()
+                    .reduce(|x, y| ctx.and(x, y))
+                    .unwrap_or(ctx.true_());
+                ctx.assert(ctx.not(same)).map_err(io)?;
+            }
+        }
+    };
+    ctx.pop().map_err(io)?;
+    cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert_enumeration(key, result.clone());
+    Ok(result)
+}
+
+/// Runs one query on the solver.
+fn run_query(
+    ctx: &mut Context,
+    rule: &Rule,
+    inst: &Inst,
+    ob: &Obligation,
+    opts: &Options,
+) -> Verdict {
+    let text = query_text(ctx, ob);
+    let key = Cache::key(&opts.solver, &text);
+    if let Some(dir) = &opts.dump {
+        let _ = std::fs::create_dir_all(dir);
+        let name = format!(
+            "{}-{}-{}.smt2",
+            rule.decl.name,
+            inst.describe().replace([' ', ',', '=', '(', ')'], ""),
+            &key[..12]
+        );
+        let _ = std::fs::write(
+            dir.join(name),
+            format!("(set-option :produce-models true)\n{text}(check-sat)\n"),
+        );
+    }
+    let answer = (|| -> std::io::Result<Verdict> {
+        reset(ctx)?;
+        for (name, w, _) in &ob.consts {
+            let s = smt::sort(ctx, *w);
+            ctx.declare_const(name, s)?;
+        }
+        ctx.assert(ob.assertion)?;
+        let out = match ctx.check()? {
+            Response::Unsat => Verdict::Proved,
+            Response::Unknown => {
+                Verdict::Unknown(format!("the solver gave up ({} ms limit)", opts.timeout_ms))
+            }
+            Response::Sat => {
+                let names: Vec<SExpr> = ob.consts.iter().map(|(n, ..)| ctx.atom(n)).collect();
+                let values = ctx.get_value(names)?;
+                let mut model = BTreeMap::new();
+                let mut unreadable = None;
+                for (k, v) in values {
+                    let name = ctx.display(k).to_string();
+                    match parse_bv(&ctx.display(v).to_string()) {
+                        Some(x) => {
+                            model.insert(name, x);
+                        }
+                        None => unreadable = Some(name),
+                    }
+                }
+                match unreadable {
+                    Some(n) => Verdict::Error(format!("cannot read the solver's value for {n}")),
+                    None => match explain(rule, inst, ob, &model) {
+                        Ok(s) => Verdict::Counterexample(s),
+                        Err(e) => Verdict::Error(e),
+                    },
+                }
+            }
+        };
+        Ok(out)
+    })();
+    match answer {
+        Ok(v) => v,
+        Err(e) => Verdict::Error(format!("solver I/O failed: {e}")),
+    }
+}
+
+/// Proves one instantiation in `ctx`. Its cache key covers every query it needs (each lane
+/// count and each case of an enumerated constant domain), so one entry records the proof.
+fn prove_inst(
+    ctx: &mut Context,
+    rule: &Rule,
+    inst: &Inst,
+    opts: &Options,
+    cache: &Mutex<Cache>,
+) -> Outcome {
+    let start = Instant::now();
+    let lanes = lane_counts(inst, opts.full_width);
+    let mut cached = false;
+    let verdict = (|| -> Verdict {
+        let cases: Vec<Option<cache::Assignment>> = match enumerate(ctx, rule, inst, opts, cache) {
+            Ok(Some(list)) => list.into_iter().map(Some).collect(),
+            Ok(None) => vec![None],
+            Err(e) => return Verdict::Error(e),
+        };
+        let mut queries = Vec::new();
+        let mut all_text = String::new();
+        for &n in &lanes {
+            for case in &cases {
+                match obligation::build(ctx, rule, inst, n, case.as_ref(), false) {
+                    Ok(o) => {
+                        all_text.push_str(&query_text(ctx, &o));
+                        queries.push((n, case.clone(), o));
+                    }
+                    Err(e) => return Verdict::Error(format!("cannot encode: {e}")),
+                }
+            }
+        }
+        let key = Cache::key(&opts.solver, &all_text);
+        if cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&key)
+        {
+            cached = true;
+            return Verdict::Proved;
+        }
+        for (n, case, ob) in &queries {
+            // First with shared products abstracted to their intervals (cheap when it
+            // works); a failure there proves nothing, so then the exact query.
+            if let Ok(abs) = obligation::build(ctx, rule, inst, *n, case.as_ref(), true)
+                && abs.abstracted > 0
+                && run_query(ctx, rule, inst, &abs, opts) == Verdict::Proved
+            {
+                continue;
+            }
+            let v = run_query(ctx, rule, inst, ob, opts);
+            if v != Verdict::Proved {
+                return v;
+            }
+        }
+        cache.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+        Verdict::Proved
+    })();
+    Outcome {
+        rule: rule.decl.name.clone(),
+        location: rule.decl.location(),
+        instantiation: inst.describe(),
+        lanes,
+        verdict,
+        cached,
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// Proves every instantiation of every rule, in parallel, consulting and extending `cache`.
+/// `progress` is called after each instantiation with (done, total).
+pub fn verify_rules(
+    rules: &[Rule],
+    opts: &Options,
+    cache: &Mutex<Cache>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Vec<Outcome> {
+    let items: Vec<(&Rule, &Inst)> = rules
+        .iter()
+        .flat_map(|r| r.insts.iter().map(move |i| (r, i)))
+        .collect();
+    let total = items.len();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new(vec![None; total]);
+    let start_error: Mutex<Option<String>> = Mutex::new(None);
+    rayon::scope(|s| {
+        for _ in 0..opts.jobs.max(1) {
+            s.spawn(|_| {
+                let mut ctx = match new_context(opts) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        *start_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        return;
+                    }
+                };
+                loop {
+                    let k = next.fetch_add(1, Ordering::SeqCst);
+                    if k >= total {
+                        break;
+                    }
+                    let (r, i) = items[k];
+                    let out = prove_inst(&mut ctx, r, i, opts, cache);
+                    results.lock().unwrap_or_else(|p| p.into_inner())[k] = Some(out);
+                    progress(done.fetch_add(1, Ordering::SeqCst) + 1, total);
+                }
+            });
+        }
+    });
+    let err = start_error.into_inner().unwrap_or_else(|p| p.into_inner());
+    results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .enumerate()
+        .map(|(k, o)| {
+            o.unwrap_or_else(|| Outcome {
+                rule: items[k].0.decl.name.clone(),
+                location: items[k].0.decl.location(),
+                instantiation: items[k].1.describe(),
+                lanes: vec![],
+                verdict: Verdict::Error(err.clone().unwrap_or_else(|| "not attempted".into())),
+                cached: false,
+                seconds: 0.0,
+            })
+        })
+        .collect()
+}
