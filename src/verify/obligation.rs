@@ -634,7 +634,10 @@ pub fn build(
 
 /// Replaces products of non-constant operands that occur on both sides by variables
 /// `m<k>`; returns the rewritten sides and each product with its interval.
-fn abstract_shared_products(lhs: &Expr, rhs: &Expr) -> (Expr, Expr, Vec<(Expr, crate::bounds::Interval)>) {
+fn abstract_shared_products(
+    lhs: &Expr,
+    rhs: &Expr,
+) -> (Expr, Expr, Vec<(Expr, crate::bounds::Interval)>) {
     use crate::ir::Op;
     let in_rhs: std::collections::HashSet<usize> = crate::ir::visit::post_order(rhs)
         .iter()
