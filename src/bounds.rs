@@ -346,6 +346,16 @@ impl Intervals {
             Op::Popcount | Op::CountLeadingZeros | Op::CountTrailingZeros => {
                 (0, arg_elem(0).bits() as i128)
             }
+            Op::Instr(ins) => {
+                // The interval of the semantics, with the operands' intervals as facts.
+                let mut inner = Intervals::new();
+                for (i, iv) in a.iter().enumerate() {
+                    inner
+                        .var_facts
+                        .insert(crate::isa::instr::param_name(i).into(), *iv);
+                }
+                inner.interval(&ins.semantics)
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod diag;
 pub mod fpir;
 pub mod interp;
 pub mod ir;
+pub mod isa;
 pub mod lift;
 pub mod rewrite;
 pub mod rules;

@@ -266,6 +266,14 @@ impl Evaluator<'_> {
             .iter()
             .map(|a| self.eval(a))
             .collect::<Result<_, _>>()?;
+        if let Op::Instr(ins) = e.op() {
+            // An instruction means its semantics with the operands bound.
+            let mut inner = Env::new();
+            for (i, a) in args.iter().enumerate() {
+                inner.set(crate::isa::instr::param_name(i), (**a).clone());
+            }
+            return eval(&ins.semantics, &inner).map(Rc::new);
+        }
         let n = ty.lanes as usize;
         let lanes: Vec<u128> = match e.op() {
             Op::Const(bits) => vec![*bits],
@@ -383,7 +391,7 @@ impl Evaluator<'_> {
                     }
                 })
                 .collect(),
-            Op::Let(_) => unreachable!("handled above"),
+            Op::Let(_) | Op::Instr(_) => unreachable!("handled above"),
             Op::Popcount => args[0].lanes.iter().map(|&a| lane::popcount(a)).collect(),
             Op::CountLeadingZeros => args[0].lanes.iter().map(|&a| lane::clz(a, elem)).collect(),
             Op::CountTrailingZeros => args[0].lanes.iter().map(|&a| lane::ctz(a, elem)).collect(),

@@ -106,6 +106,8 @@ pub enum Op {
     ReduceMin,
     /// Maximum of groups of adjacent lanes.
     ReduceMax,
+    /// A target instruction; its meaning is its description's semantics.
+    Instr(Arc<crate::isa::Instr>),
 }
 
 /// How an operator is spelled and how many operands it takes.
@@ -255,12 +257,26 @@ impl Op {
             ReduceAdd => info("vector_reduce_add", 1, false),
             ReduceMin => info("vector_reduce_min", 1, false),
             ReduceMax => info("vector_reduce_max", 1, false),
+            Instr(_) => OpInfo {
+                name: "instr",
+                arity: None,
+                fpir: false,
+            },
         }
     }
 
-    /// The operator's name as written in calls and S-expressions.
+    /// The operator's name as written in calls and S-expressions (`instr` for every target
+    /// instruction; see [`Op::display_name`]).
     pub fn name(&self) -> &'static str {
         self.info().name
+    }
+
+    /// The name to show: the intrinsic for instructions, the operator name otherwise.
+    pub fn display_name(&self) -> String {
+        match self {
+            Op::Instr(i) => i.intrinsic.clone(),
+            op => op.name().to_string(),
+        }
     }
 
     /// True for FPIR operations.

@@ -270,6 +270,26 @@ pub fn infer(op: &Op, given: Option<Type>, args: &[Type]) -> Result<Type, String
             }
             Type::vec(elem, lanes_u32(idx.len() as u64)?)
         }
+        Op::Instr(ins) => {
+            if args.len() != ins.params.len() {
+                return Err(format!(
+                    "`{}` takes {} operands, found {}",
+                    ins.intrinsic,
+                    ins.params.len(),
+                    args.len()
+                ));
+            }
+            for (i, (a, p)) in args.iter().zip(&ins.params).enumerate() {
+                if a != p {
+                    return Err(format!(
+                        "operand {} of `{}` must be {p}, found {a}",
+                        i + 1,
+                        ins.intrinsic
+                    ));
+                }
+            }
+            ins.result
+        }
         Op::ReduceAdd | Op::ReduceMin | Op::ReduceMax => {
             let t = need("result type")?;
             let a = int(op, args[0])?;

@@ -64,6 +64,7 @@ pub struct Slots {
 /// Builds one rule side over lane-varying inputs: `v<i>` for variable `i`, `c<id>` for a
 /// wildcard, `k<j>` for computed constant `j`.
 pub fn build_side(p: &Pat, lanes: u32, slots: &mut Slots) -> Result<Expr, String> {
+    let lanes = p.lanes.unwrap_or(lanes);
     let ty = Type::vec(p.elem, lanes);
     Ok(match &p.kind {
         PatKind::Var(i) => Expr::var(format!("v{i}").as_str(), ty),

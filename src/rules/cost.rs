@@ -77,6 +77,7 @@ pub fn rank(op: &Op, elem: Elem) -> u64 {
         Op::Popcount | Op::CountLeadingZeros | Op::CountTrailingZeros => 4,
         Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => 2,
         Op::ReduceAdd | Op::ReduceMin | Op::ReduceMax => 4,
+        Op::Instr(i) => (i.cost.throughput * 4.0).ceil() as u64 + 1,
     }
 }
 

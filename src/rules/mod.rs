@@ -172,11 +172,11 @@ pub fn ast_text(src: &Source, ast: &Ast) -> String {
 }
 
 /// Type variables mentioned anywhere in a rule.
-fn type_vars(d: &RuleDecl) -> BTreeSet<String> {
+pub fn type_vars(d: &RuleDecl) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for (_, t, _) in &d.params {
-        if parse::is_type_var(t) {
-            out.insert(t.clone());
+        if let Some(v) = parse::type_var_of(t) {
+            out.insert(v.to_string());
         }
     }
     for (v, _, a, _) in &d.derived {
@@ -215,21 +215,21 @@ fn collect_ast_types(a: &Ast, out: &mut BTreeSet<String>) {
         AstKind::Call {
             name, angle, args, ..
         } => {
-            if parse::is_type_var(name) {
-                out.insert(name.clone());
+            if let Some(v) = parse::type_var_of(name) {
+                out.insert(v.to_string());
             }
             if let Some((t, _)) = angle
-                && parse::is_type_var(t)
+                && let Some(v) = parse::type_var_of(t)
             {
-                out.insert(t.clone());
+                out.insert(v.to_string());
             }
             for x in args {
                 collect_ast_types(x, out);
             }
         }
         AstKind::Typed { ty, e, .. } => {
-            if parse::is_type_var(ty) {
-                out.insert(ty.clone());
+            if let Some(v) = parse::type_var_of(ty) {
+                out.insert(v.to_string());
             }
             collect_ast_types(e, out);
         }
@@ -261,7 +261,7 @@ fn apply_type_fn(f: TypeFn, e: Elem) -> Option<Elem> {
 
 /// Every assignment of element types to the rule's free type variables that satisfies its
 /// constraints, with derived variables filled in.
-fn type_assignments(d: &RuleDecl) -> Result<Vec<HashMap<String, Elem>>, Diag> {
+pub fn type_assignments(d: &RuleDecl) -> Result<Vec<HashMap<String, Elem>>, Diag> {
     let all = type_vars(d);
     let derived: BTreeSet<&String> = d.derived.iter().map(|(v, ..)| v).collect();
     let free: Vec<&String> = all.iter().filter(|v| !derived.contains(v)).collect();
@@ -311,7 +311,10 @@ fn type_assignments(d: &RuleDecl) -> Result<Vec<HashMap<String, Elem>>, Diag> {
             }
             pending = rest;
         }
-        let scope = RuleScope { types: m.clone() };
+        let scope = RuleScope {
+            types: m.clone(),
+            ..Default::default()
+        };
         for (p, span) in &d.type_preds {
             let ok = match p {
                 TypePred::Unsigned(t) => m.get(t).is_some_and(|e| !e.is_signed()),
@@ -428,7 +431,10 @@ pub fn instantiate(d: RuleDecl, kind: RuleKind) -> Result<Rule, Diag> {
     let var_index = |n: &str| var_names.iter().position(|v| v == n);
     let mut insts = Vec::new();
     for m in assignments {
-        let scope = RuleScope { types: m.clone() };
+        let scope = RuleScope {
+            types: m.clone(),
+            ..Default::default()
+        };
         let vars: Vec<(String, Elem)> = d
             .params
             .iter()
@@ -471,9 +477,9 @@ pub fn instantiate(d: RuleDecl, kind: RuleKind) -> Result<Rule, Diag> {
                 &desc,
             ));
         };
-        let lhs = pattern::from_expr(&le, &var_index, &lconsts, &text_of)
+        let lhs = pattern::from_expr(&le, &var_index, &lconsts, &text_of, kind == RuleKind::Lower)
             .map_err(|m| with_inst(Diag::new(&src, d.lhs.span.clone(), m), &desc))?;
-        let rhs = pattern::from_expr(&re, &var_index, &rconsts, &text_of)
+        let rhs = pattern::from_expr(&re, &var_index, &rconsts, &text_of, kind == RuleKind::Lower)
             .map_err(|m| with_inst(Diag::new(&src, d.rhs.span.clone(), m), &desc))?;
         if !matches!(lhs.kind, PatKind::Op(..)) {
             return Err(Diag::new(
@@ -585,5 +591,6 @@ fn dummy() -> Pat {
     Pat {
         kind: PatKind::Lit(0),
         elem: Elem::U8,
+        lanes: None,
     }
 }

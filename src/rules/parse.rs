@@ -78,10 +78,22 @@ impl RuleDecl {
     }
 }
 
-/// True for names that are type variables: an upper-case letter, then letters or digits.
+/// True for names that are type variables: an upper-case letter, then upper-case letters or
+/// digits (`T`, `W`, `T2`), so that `Tx16` reads as a vector of `T`.
 pub fn is_type_var(name: &str) -> bool {
     let mut c = name.chars();
-    c.next().is_some_and(|f| f.is_ascii_uppercase()) && c.all(|x| x.is_ascii_alphanumeric())
+    c.next().is_some_and(|f| f.is_ascii_uppercase())
+        && c.all(|x| x.is_ascii_uppercase() || x.is_ascii_digit())
+}
+
+/// The type variable of a (vector) type name: `T` in `T` or `Tx16`.
+pub fn type_var_of(name: &str) -> Option<&str> {
+    if is_type_var(name) {
+        return Some(name);
+    }
+    let (head, lanes) = name.rsplit_once('x')?;
+    (is_type_var(head) && !lanes.is_empty() && lanes.bytes().all(|b| b.is_ascii_digit()))
+        .then_some(head)
 }
 
 /// Parses every rule in a file.
@@ -152,6 +164,70 @@ fn type_expr(
     Ok((name, close.end))
 }
 
+/// Conditions after `where`: derived type variables, conditions on types, and a priority.
+pub type WhereClause = (
+    Vec<(String, TypeFn, String, Range<usize>)>,
+    Vec<(TypePred, Range<usize>)>,
+    i32,
+);
+
+/// Parses the comma-separated conditions after `where` (the keyword already consumed).
+pub fn parse_where(p: &mut Parser, src: &Arc<Source>) -> Result<WhereClause, Diag> {
+    let mut derived = Vec::new();
+    let mut type_preds = Vec::new();
+    let mut priority = 0;
+    loop {
+        let here = p.peek().span.start;
+        // `priority N`
+        if matches!(&p.peek().tok, Tok::Ident(k) if k == "priority") {
+            p.bump();
+            let neg = p.eat("-");
+            let t = p.bump();
+            match t.tok {
+                Tok::Int(v) => priority = if neg { -(v as i32) } else { v as i32 },
+                _ => return Err(p.error(&t, "expected a priority number")),
+            }
+        } else if let Tok::Ident(tv) = p.peek().tok.clone()
+            && is_type_var(&tv)
+            && matches!(p.peek2().tok, Tok::Punct("="))
+        {
+            // `U = widen(T)` or `U = T`
+            p.bump();
+            p.bump();
+            let (arg, end) = type_expr(p, src, &mut derived)?;
+            derived.push((tv, TypeFn::Same, arg, here..end));
+        } else if let Tok::Ident(tv) = p.peek().tok.clone()
+            && is_type_var(&tv)
+            && matches!(&p.peek2().tok, Tok::Ident(k) if k == "unsigned" || k == "signed")
+        {
+            p.bump();
+            let (k, ks) = p.ident()?;
+            let pred = if k == "unsigned" {
+                TypePred::Unsigned(tv)
+            } else {
+                TypePred::Signed(tv)
+            };
+            type_preds.push((pred, here..ks.end));
+        } else if matches!(&p.peek().tok, Tok::Ident(k) if k == "same_signedness") {
+            p.bump();
+            p.expect("(")?;
+            let (a, _) = p.ident()?;
+            p.expect(",")?;
+            let (b, _) = p.ident()?;
+            let close = p.expect(")")?;
+            type_preds.push((TypePred::SameSignedness(a, b), here..close.end));
+        } else {
+            let e = p.expr()?;
+            let span = e.span.clone();
+            type_preds.push((TypePred::Expr(e), span));
+        }
+        if !p.eat(",") {
+            break;
+        }
+    }
+    Ok((derived, type_preds, priority))
+}
+
 fn parse_rule(p: &mut Parser, src: &Arc<Source>) -> Result<RuleDecl, Diag> {
     let t = p.bump();
     if !matches!(&t.tok, Tok::Ident(k) if k == "rule") {
@@ -178,60 +254,11 @@ fn parse_rule(p: &mut Parser, src: &Arc<Source>) -> Result<RuleDecl, Diag> {
             p.expect(",")?;
         }
     }
-    let mut derived = Vec::new();
-    let mut type_preds = Vec::new();
-    let mut priority = 0;
-    if p.eat_ident("where") {
-        loop {
-            let here = p.peek().span.start;
-            // `priority N`
-            if matches!(&p.peek().tok, Tok::Ident(k) if k == "priority") {
-                p.bump();
-                let neg = p.eat("-");
-                let t = p.bump();
-                match t.tok {
-                    Tok::Int(v) => priority = if neg { -(v as i32) } else { v as i32 },
-                    _ => return Err(p.error(&t, "expected a priority number")),
-                }
-            } else if let Tok::Ident(tv) = p.peek().tok.clone()
-                && is_type_var(&tv)
-                && matches!(p.peek2().tok, Tok::Punct("="))
-            {
-                // `U = widen(T)` or `U = T`
-                p.bump();
-                p.bump();
-                let (arg, end) = type_expr(p, src, &mut derived)?;
-                derived.push((tv, TypeFn::Same, arg, here..end));
-            } else if let Tok::Ident(tv) = p.peek().tok.clone()
-                && is_type_var(&tv)
-                && matches!(&p.peek2().tok, Tok::Ident(k) if k == "unsigned" || k == "signed")
-            {
-                p.bump();
-                let (k, ks) = p.ident()?;
-                let pred = if k == "unsigned" {
-                    TypePred::Unsigned(tv)
-                } else {
-                    TypePred::Signed(tv)
-                };
-                type_preds.push((pred, here..ks.end));
-            } else if matches!(&p.peek().tok, Tok::Ident(k) if k == "same_signedness") {
-                p.bump();
-                p.expect("(")?;
-                let (a, _) = p.ident()?;
-                p.expect(",")?;
-                let (b, _) = p.ident()?;
-                let close = p.expect(")")?;
-                type_preds.push((TypePred::SameSignedness(a, b), here..close.end));
-            } else {
-                let e = p.expr()?;
-                let span = e.span.clone();
-                type_preds.push((TypePred::Expr(e), span));
-            }
-            if !p.eat(",") {
-                break;
-            }
-        }
-    }
+    let (derived, type_preds, priority) = if p.eat_ident("where") {
+        parse_where(p, src)?
+    } else {
+        (Vec::new(), Vec::new(), 0)
+    };
     p.expect(":")?;
     let lhs = p.expr()?;
     p.expect("=>")?;

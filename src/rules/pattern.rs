@@ -33,6 +33,9 @@ pub struct Pat {
     pub kind: PatKind,
     /// Element type of the value it stands for.
     pub elem: Elem,
+    /// Exact lane count, for patterns at a fixed register width (target rules); `None`
+    /// matches any width (lifting rules are lane-polymorphic).
+    pub lanes: Option<u32>,
 }
 
 /// A constant expression with a printable identity (so patterns can be compared).
@@ -105,6 +108,9 @@ impl Pat {
         if !constant && e.ty().elem != self.elem {
             return false;
         }
+        if self.lanes.is_some_and(|l| l != e.ty().lanes) {
+            return false;
+        }
         match &self.kind {
             PatKind::Var(i) => match &b.vars[*i] {
                 Some(bound) => bound == e,
@@ -153,6 +159,7 @@ impl Pat {
         b: &Binds,
         computed: &mut dyn FnMut(&Ast) -> Option<i128>,
     ) -> Option<Expr> {
+        let lanes = self.lanes.unwrap_or(lanes);
         let ty = Type::vec(self.elem, lanes);
         match &self.kind {
             PatKind::Var(i) => b.vars[*i].clone(),
@@ -223,6 +230,9 @@ impl Pat {
     }
 
     fn canon(&self, order: &mut Vec<usize>, out: &mut String) {
+        if let Some(l) = self.lanes {
+            out.push_str(&format!("#{l}"));
+        }
         match &self.kind {
             PatKind::Var(i) => {
                 let k = match order.iter().position(|x| x == i) {
@@ -277,8 +287,21 @@ pub fn from_expr(
     var_index: &dyn Fn(&str) -> Option<usize>,
     consts: &[(Ast, Elem)],
     text_of: &dyn Fn(&Ast) -> String,
+    keep_lanes: bool,
 ) -> Result<Pat, String> {
     let elem = e.ty().elem;
+    let lanes = keep_lanes.then_some(e.ty().lanes);
+    // A broadcast constant is a constant pattern at the broadcast's width.
+    if matches!(e.op(), Op::Broadcast) {
+        let inner = e.arg(0);
+        let is_const_slot = matches!(inner.op(), Op::Const(_))
+            || matches!(inner.op(), Op::Var(n) if n.starts_with('$'));
+        if inner.ty().lanes == 1 && is_const_slot {
+            let mut p = from_expr(inner, var_index, consts, text_of, keep_lanes)?;
+            p.lanes = lanes;
+            return Ok(p);
+        }
+    }
     let kind = match e.op() {
         Op::Var(name) => {
             if let Some(k) = name.strip_prefix('$') {
@@ -308,10 +331,10 @@ pub fn from_expr(
             let args = e
                 .args()
                 .iter()
-                .map(|a| from_expr(a, var_index, consts, text_of))
+                .map(|a| from_expr(a, var_index, consts, text_of, keep_lanes))
                 .collect::<Result<Vec<_>, _>>()?;
             PatKind::Op(op.clone(), args)
         }
     };
-    Ok(Pat { kind, elem })
+    Ok(Pat { kind, elem, lanes })
 }

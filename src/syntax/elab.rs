@@ -53,6 +53,8 @@ impl Decls {
 pub struct RuleScope {
     /// Type variables and the element types they stand for in this instantiation.
     pub types: HashMap<String, Elem>,
+    /// Further names that stand for constants (the immediates of an instruction).
+    pub consts: std::collections::BTreeSet<String>,
 }
 
 impl RuleScope {
@@ -288,10 +290,18 @@ impl<'a> Elaborator<'a> {
     }
 
     fn parse_type(&self, name: &str, span: &Range<usize>) -> Result<Type, Diag> {
-        if let Some(rule) = &self.opts.rule
-            && let Some(e) = rule.types.get(name)
-        {
-            return Ok(Type::scalar(*e));
+        if let Some(rule) = &self.opts.rule {
+            if let Some(e) = rule.types.get(name) {
+                return Ok(Type::scalar(*e));
+            }
+            // `Tx16`: a vector of a type variable.
+            if let Some((head, lanes)) = name.rsplit_once('x')
+                && let Some(e) = rule.types.get(head)
+                && let Ok(l) = lanes.parse::<u32>()
+                && l > 0
+            {
+                return Ok(Type::vec(*e, l));
+            }
         }
         if name.starts_with("float")
             || name.starts_with("f32")
@@ -636,11 +646,10 @@ impl<'a> Elaborator<'a> {
         span: &Range<usize>,
     ) -> Result<Val, Diag> {
         // A type name used as a function is a cast: `uint16(x)`, `uint8x32(e)`.
-        let is_type_var = self
-            .opts
-            .rule
-            .as_ref()
-            .is_some_and(|r| r.types.contains_key(name));
+        let is_type_var = self.opts.rule.as_ref().is_some_and(|r| {
+            r.types.contains_key(name)
+                || crate::rules::parse::type_var_of(name).is_some_and(|v| r.types.contains_key(v))
+        });
         if is_type_var || looks_like_type_name(name) {
             let t = self.parse_type(name, name_span)?;
             self.arity(name, args, 1, span)?;
@@ -989,7 +998,7 @@ impl<'a> Elaborator<'a> {
 fn is_const_ast(ast: &Ast, rule: &RuleScope) -> bool {
     match &ast.kind {
         AstKind::Int(_) => true,
-        AstKind::Name(n) => is_wildcard(n) || rule.attr(n).is_some(),
+        AstKind::Name(n) => is_wildcard(n) || rule.attr(n).is_some() || rule.consts.contains(n),
         AstKind::Unary(Unary::Neg | Unary::BitNot, e) => is_const_ast(e, rule),
         AstKind::Binary(op, a, b) => {
             !matches!(

@@ -267,7 +267,7 @@ fn pr(e: &Expr, ctx: Ctx, out: &mut String) {
                 _ => vec![],
             };
             prefix(t, out);
-            out.push_str(op.name());
+            out.push_str(&op.display_name());
             out.push('(');
             args_list(a, &ctxs, out);
             out.push(')');

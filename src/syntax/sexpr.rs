@@ -532,7 +532,7 @@ fn pr(e: &Expr, out: &mut String) {
         Op::Not => list(out, "not", args),
         Op::Shl => list(out, "shl", args),
         Op::Shr => list(out, "shr", args),
-        op => list(out, op.name(), args),
+        op => list(out, &op.display_name(), args),
     }
 }
 

@@ -470,5 +470,5 @@ fn shift(
 /// Expands FPIR operations (into their definitions) and lets, so [`Encoder`] only sees
 /// primitive operators.
 pub fn prepare(e: &Expr) -> Expr {
-    crate::fpir::expand_all(&crate::ir::visit::inline_lets(e))
+    crate::fpir::expand_all(&crate::isa::expand(&crate::ir::visit::inline_lets(e)))
 }

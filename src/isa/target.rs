@@ -1,0 +1,98 @@
+//! What code generation needs to know about a target beyond its instructions: C types of
+//! registers, loads and stores, compiler flags, and how to run a program.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::types::{Elem, Type};
+
+/// A code-generation target.
+pub trait Target: Send + Sync {
+    /// The name on the command line (`x86-avx2`).
+    fn name(&self) -> &str;
+    /// The widest vector register in bits.
+    fn register_bits(&self) -> u32;
+    /// The narrowest vector register in bits.
+    fn min_register_bits(&self) -> u32 {
+        128
+    }
+    /// `#include` lines and helpers at the top of generated C.
+    fn c_header(&self) -> String;
+    /// The C type holding a value of `t` in a register, or `None` when `t` is not register
+    /// sized (it is then handled lane by lane).
+    fn c_type(&self, t: Type) -> Option<String>;
+    /// A C expression loading a register of type `t` from the bytes at `ptr`.
+    fn c_load(&self, t: Type, ptr: &str) -> String;
+    /// A C statement storing register value `v` of type `t` to the bytes at `ptr`.
+    fn c_store(&self, t: Type, ptr: &str, v: &str) -> String;
+    /// The compiler and its flags (optimisation level excluded).
+    fn compiler(&self) -> (String, Vec<String>);
+    /// The command that runs a compiled program.
+    fn run_command(&self, exe: &Path) -> Command;
+}
+
+/// Little-endian bytes of lanes (bool lanes as bits, as in a mask register).
+pub fn lanes_to_bytes(t: Type, lanes: &[u128]) -> Vec<u8> {
+    if t.elem == Elem::Bool {
+        let n = (t.lanes as usize).div_ceil(8).max(1);
+        let mut out = vec![0u8; n];
+        for (i, &l) in lanes.iter().enumerate() {
+            if l != 0 {
+                out[i / 8] |= 1 << (i % 8);
+            }
+        }
+        return out;
+    }
+    let w = (t.elem.bits() / 8) as usize;
+    let mut out = Vec::with_capacity(w * lanes.len());
+    for &l in lanes {
+        out.extend_from_slice(&l.to_le_bytes()[..w]);
+    }
+    out
+}
+
+/// The lanes held in little-endian bytes.
+pub fn bytes_to_lanes(t: Type, bytes: &[u8]) -> Vec<u128> {
+    if t.elem == Elem::Bool {
+        return (0..t.lanes as usize)
+            .map(|i| ((bytes[i / 8] >> (i % 8)) & 1) as u128)
+            .collect();
+    }
+    let w = (t.elem.bits() / 8) as usize;
+    (0..t.lanes as usize)
+        .map(|i| {
+            let mut b = [0u8; 16];
+            b[..w].copy_from_slice(&bytes[i * w..(i + 1) * w]);
+            u128::from_le_bytes(b)
+        })
+        .collect()
+}
+
+/// Runs a command, returning its standard output or a message with its standard error.
+pub fn run_to_string(mut cmd: Command) -> Result<String, String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?} failed ({}):\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+                .chars()
+                .take(2000)
+                .collect::<String>()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Checks that a tool exists, with a message saying how to install it.
+pub fn require_tool(tool: &str, package: &str) -> Result<(), String> {
+    match Command::new(tool).arg("--version").output() {
+        Ok(_) => Ok(()),
+        Err(_) => Err(format!(
+            "`{tool}` is not installed; install it with `apt-get install {package}` (or run scripts/install-deps.sh)"
+        )),
+    }
+}

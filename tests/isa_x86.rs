@@ -1,0 +1,58 @@
+//! Every x86 instruction description agrees with the host CPU (an AMD Zen 4 here, with
+//! AVX2 and AVX-512 F/BW/DQ/VL/VNNI/VBMI).
+
+use harrow::isa::{hwcheck, target::require_tool, x86};
+
+#[test]
+fn every_x86_description_matches_the_host_cpu() {
+    if let Err(e) = require_tool("clang-19", "clang-19") {
+        panic!("{e}");
+    }
+    let isa = x86::all().unwrap_or_else(|d| panic!("{d}"));
+    let dir = std::env::temp_dir().join(format!("harrow-isa-x86-{}", std::process::id()));
+    // The AVX-512 variant can run every description on this host.
+    let report = hwcheck::check(&isa.instrs, &x86::Variant::Avx512, 24, 7, &dir)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut msg = String::new();
+    for m in &report.mismatches {
+        msg.push_str(&format!(
+            "{} ({}):\n  inputs:    {}\n  machine:   {}\n  described: {}\n",
+            m.instr, m.location, m.inputs, m.machine, m.described
+        ));
+    }
+    println!(
+        "{} instructions, {} calls checked",
+        report.instructions, report.calls
+    );
+    assert!(report.instructions >= 100);
+    assert!(
+        report.mismatches.is_empty(),
+        "{} mismatches:\n{msg}",
+        report.mismatches.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_wrong_description_is_caught() {
+    if let Err(e) = require_tool("clang-19", "clang-19") {
+        panic!("{e}");
+    }
+    // paddusb saturates; describing it as a wrapping add must be caught.
+    let src = harrow::diag::Source::new(
+        "wrong.isa",
+        "instr vpaddusb _mm_adds_epu8(a: u8x16, b: u8x16) -> u8x16 features sse2 cost 1 0.25 = a + b\n",
+    );
+    let isa = harrow::isa::Isa::load("x86", &[src]).unwrap_or_else(|d| panic!("{d}"));
+    let dir = std::env::temp_dir().join(format!("harrow-isa-wrong-{}", std::process::id()));
+    let report = hwcheck::check(&isa.instrs, &x86::Variant::Avx2, 16, 1, &dir)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!report.mismatches.is_empty());
+    let m = &report.mismatches[0];
+    assert!(
+        m.instr.contains("_mm_adds_epu8") && m.location == "wrong.isa:1",
+        "{m:?}"
+    );
+    assert_ne!(m.machine, m.described);
+    let _ = std::fs::remove_dir_all(&dir);
+}
