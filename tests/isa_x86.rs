@@ -24,7 +24,11 @@ fn every_x86_description_matches_the_host_cpu() {
         "{} instructions, {} calls checked",
         report.instructions, report.calls
     );
+    let intrinsics: std::collections::BTreeSet<&str> =
+        isa.instrs.iter().map(|i| i.intrinsic.as_str()).collect();
+    println!("{} distinct intrinsics", intrinsics.len());
     assert!(report.instructions >= 100);
+    assert!(intrinsics.len() >= 150, "{} intrinsics", intrinsics.len());
     assert!(
         report.mismatches.is_empty(),
         "{} mismatches:\n{msg}",

@@ -26,7 +26,7 @@ use crate::ir::{Expr, Op, Sym};
 use crate::rules::parse::{RuleDecl, TypeFn, TypePred, parse_where, type_var_of};
 use crate::rules::{Inst, Pat, PatKind, Rule};
 use crate::syntax::elab::{Decls, ElabOptions, Elaborator, RuleScope};
-use crate::syntax::lexer::{Tok, Token, lex};
+use crate::syntax::lexer::{Tok, lex};
 use crate::syntax::parse::{Ast, Parser};
 use crate::types::{Elem, Type};
 
@@ -66,271 +66,6 @@ pub struct InstrDecl {
     pub span: Range<usize>,
 }
 
-// ---- templating ----
-
-fn template_value(
-    toks: &[Token],
-    i: usize,
-    env: &HashMap<String, Tok>,
-    src: &Arc<Source>,
-) -> Result<(Tok, usize), Diag> {
-    // toks[i] is `{`; returns the value and the index after `}`.
-    let open = &toks[i];
-    let err = |span: Range<usize>, m: &str| Diag::new(src, span, m.to_string());
-    let Some(Token {
-        tok: Tok::Ident(name),
-        span,
-    }) = toks.get(i + 1)
-    else {
-        return Err(err(open.span.clone(), "expected `{NAME}`"));
-    };
-    let value = env.get(name).cloned().ok_or_else(|| {
-        err(
-            span.clone(),
-            &format!("`{name}` is not a template parameter here"),
-        )
-    })?;
-    let mut j = i + 2;
-    let mut value = value;
-    if let Some(Token {
-        tok: Tok::Punct(op @ ("*" | "/" | "+" | "-")),
-        ..
-    }) = toks.get(j)
-    {
-        let Some(Token {
-            tok: Tok::Int(k), ..
-        }) = toks.get(j + 1)
-        else {
-            return Err(err(toks[j].span.clone(), "expected a number"));
-        };
-        let Tok::Int(v) = value else {
-            return Err(err(span.clone(), &format!("`{name}` is not a number")));
-        };
-        value = Tok::Int(match *op {
-            "*" => v * k,
-            "/" => v / k,
-            "+" => v + k,
-            _ => v - k,
-        });
-        j += 2;
-    }
-    match toks.get(j) {
-        Some(Token {
-            tok: Tok::Punct("}"),
-            ..
-        }) => Ok((value, j + 1)),
-        Some(t) => Err(err(t.span.clone(), "expected `}`")),
-        None => Err(err(open.span.clone(), "unclosed `{`")),
-    }
-}
-
-/// Expands `for` blocks and substitutes `{NAME}` placeholders.
-fn expand(
-    toks: &[Token],
-    env: &HashMap<String, Tok>,
-    src: &Arc<Source>,
-    out: &mut Vec<Token>,
-) -> Result<(), Diag> {
-    let mut i = 0;
-    while i < toks.len() {
-        let t = &toks[i];
-        match &t.tok {
-            Tok::Ident(k) if k == "for" => {
-                // for (A, B) in (x, 1), (y, 2): ... end
-                let mut j = i + 1;
-                let expect = |j: usize, p: &str| -> Result<(), Diag> {
-                    match toks.get(j) {
-                        Some(Token {
-                            tok: Tok::Punct(q), ..
-                        }) if *q == p => Ok(()),
-                        Some(t) => Err(Diag::new(src, t.span.clone(), format!("expected `{p}`"))),
-                        None => Err(Diag::new(src, t.span.clone(), format!("expected `{p}`"))),
-                    }
-                };
-                expect(j, "(")?;
-                j += 1;
-                let mut names = Vec::new();
-                loop {
-                    match toks.get(j) {
-                        Some(Token {
-                            tok: Tok::Ident(n), ..
-                        }) => names.push(n.clone()),
-                        _ => {
-                            return Err(Diag::new(
-                                src,
-                                toks[j.min(toks.len() - 1)].span.clone(),
-                                "expected a parameter name",
-                            ));
-                        }
-                    }
-                    j += 1;
-                    if matches!(
-                        toks.get(j),
-                        Some(Token {
-                            tok: Tok::Punct(")"),
-                            ..
-                        })
-                    ) {
-                        j += 1;
-                        break;
-                    }
-                    expect(j, ",")?;
-                    j += 1;
-                }
-                if !matches!(toks.get(j), Some(Token { tok: Tok::Ident(k), .. }) if k == "in") {
-                    return Err(Diag::new(
-                        src,
-                        toks[j.min(toks.len() - 1)].span.clone(),
-                        "expected `in`",
-                    ));
-                }
-                j += 1;
-                let mut tuples: Vec<Vec<Tok>> = Vec::new();
-                loop {
-                    expect(j, "(")?;
-                    let tuple_start = toks[j].span.clone();
-                    j += 1;
-                    let mut vals = Vec::new();
-                    loop {
-                        match toks.get(j).map(|t| &t.tok) {
-                            Some(Tok::Ident(_) | Tok::Int(_) | Tok::Float(_)) => {
-                                vals.push(toks[j].tok.clone())
-                            }
-                            Some(Tok::Punct("-")) => {
-                                if let Some(Token {
-                                    tok: Tok::Int(v), ..
-                                }) = toks.get(j + 1)
-                                {
-                                    vals.push(Tok::Int(-v));
-                                    j += 1;
-                                }
-                            }
-                            _ => {
-                                return Err(Diag::new(
-                                    src,
-                                    toks[j.min(toks.len() - 1)].span.clone(),
-                                    "expected a name or a number",
-                                ));
-                            }
-                        }
-                        j += 1;
-                        if matches!(
-                            toks.get(j),
-                            Some(Token {
-                                tok: Tok::Punct(")"),
-                                ..
-                            })
-                        ) {
-                            j += 1;
-                            break;
-                        }
-                        expect(j, ",")?;
-                        j += 1;
-                    }
-                    if vals.len() != names.len() {
-                        return Err(Diag::new(
-                            src,
-                            tuple_start,
-                            format!("expected {} values", names.len()),
-                        ));
-                    }
-                    tuples.push(vals);
-                    if matches!(
-                        toks.get(j),
-                        Some(Token {
-                            tok: Tok::Punct(","),
-                            ..
-                        })
-                    ) {
-                        j += 1;
-                        continue;
-                    }
-                    break;
-                }
-                expect(j, ":")?;
-                j += 1;
-                // The body runs to the matching `end`.
-                let body_start = j;
-                let mut depth = 1;
-                while j < toks.len() {
-                    match &toks[j].tok {
-                        Tok::Ident(k) if k == "for" => depth += 1,
-                        Tok::Ident(k) if k == "end" => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                    j += 1;
-                }
-                if depth != 0 {
-                    return Err(Diag::new(
-                        src,
-                        t.span.clone(),
-                        "this `for` has no matching `end`",
-                    ));
-                }
-                for vals in tuples {
-                    let mut inner = env.clone();
-                    for (n, v) in names.iter().zip(vals) {
-                        inner.insert(n.clone(), v);
-                    }
-                    expand(&toks[body_start..j], &inner, src, out)?;
-                }
-                i = j + 1;
-            }
-            Tok::Punct("{") => {
-                let (v, next) = template_value(toks, i, env, src)?;
-                let span = t.span.start..toks[next - 1].span.end;
-                out.push(Token { tok: v, span });
-                i = next;
-            }
-            _ => {
-                out.push(t.clone());
-                i += 1;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Joins adjacent name and number tokens into one name (`_mm256` + `_add_epi8`).
-fn glue(toks: Vec<Token>) -> Vec<Token> {
-    let mut out: Vec<Token> = Vec::new();
-    for t in toks {
-        let word = |tok: &Tok| match tok {
-            Tok::Ident(s) => Some(s.clone()),
-            Tok::Int(v) => Some(v.to_string()),
-            _ => None,
-        };
-        if let Some(last) = out.last_mut()
-            && last.span.end == t.span.start
-            && let (Some(a), Some(b)) = (word(&last.tok), word(&t.tok))
-            && matches!(last.tok, Tok::Ident(_))
-        {
-            last.tok = Tok::Ident(format!("{a}{b}"));
-            last.span = last.span.start..t.span.end;
-            continue;
-        }
-        if let Some(last) = out.last_mut()
-            && last.span.end == t.span.start
-            && matches!(last.tok, Tok::Int(_))
-            && matches!(t.tok, Tok::Ident(_))
-        {
-            let (Some(a), Some(b)) = (word(&last.tok), word(&t.tok)) else {
-                unreachable!()
-            };
-            last.tok = Tok::Ident(format!("{a}{b}"));
-            last.span = last.span.start..t.span.end;
-            continue;
-        }
-        out.push(t);
-    }
-    out
-}
-
 fn number(p: &mut Parser) -> Result<f32, Diag> {
     let t = p.bump();
     match &t.tok {
@@ -354,16 +89,7 @@ fn int(p: &mut Parser) -> Result<i128, Diag> {
 
 /// Parses all entries of a description file (after expanding templates).
 pub fn parse_file(src: &Arc<Source>) -> Result<Vec<InstrDecl>, Diag> {
-    let raw = lex(src)?;
-    let raw: Vec<Token> = raw
-        .into_iter()
-        .filter(|t| !matches!(t.tok, Tok::Newline))
-        .collect();
-    let mut expanded = Vec::new();
-    let body = &raw[..raw.len() - 1];
-    expand(body, &HashMap::new(), src, &mut expanded)?;
-    let mut toks = glue(expanded);
-    toks.push(raw.last().cloned().expect("Eof"));
+    let toks = crate::syntax::template::expand_file(src)?;
     let mut p = Parser::new(src, &toks);
     let mut out = Vec::new();
     while !p.at_eof() {
@@ -523,6 +249,8 @@ pub struct Instantiated {
     pub instr: Arc<Instr>,
     /// `semantics => instruction`, or `None` when the semantics make no useful pattern.
     pub rule: Option<Rule>,
+    /// Where the entry is written.
+    pub span: Range<usize>,
 }
 
 /// Instantiates every entry of a description file for `target`.
@@ -642,15 +370,20 @@ pub fn instantiate_file(src: &Arc<Source>, target: &str) -> Result<Vec<Instantia
             }
             let semantics = crate::ir::visit::substitute(&sem, &map)
                 .map_err(|e| Diag::new(src, d.semantics.span.clone(), e.0))?;
+            // Instructions described once per immediate value differ only in the range.
             let key = format!(
                 "{target}:{}({})",
                 d.intrinsic,
                 params
                     .iter()
-                    .map(|t| t.to_string())
+                    .zip(&imm_range)
+                    .map(|(t, r)| match r {
+                        Some((lo, hi)) if lo == hi => format!("{lo}"),
+                        _ => t.to_string(),
+                    })
                     .collect::<Vec<_>>()
                     .join(",")
-            );
+            ) + &format!("->{result}");
             let (line, _) = src.line_col(d.span.start);
             let instr = Arc::new(Instr {
                 target: target.to_string(),
@@ -667,7 +400,11 @@ pub fn instantiate_file(src: &Arc<Source>, target: &str) -> Result<Vec<Instantia
                 key,
             });
             let rule = derived_rule(&instr, d, src, &scope);
-            out.push(Instantiated { instr, rule });
+            out.push(Instantiated {
+                instr,
+                rule,
+                span: d.span.clone(),
+            });
         }
     }
     Ok(out)
@@ -709,8 +446,13 @@ fn derived_rule(
                 elem: t.elem,
                 lanes: Some(t.lanes),
             },
+            // An immediate fixed to one value is that value; a free one is a wildcard the
+            // left-hand side must bind.
             None => Pat {
-                kind: PatKind::Wild(i as u32),
+                kind: match ins.imm_range[i] {
+                    Some((lo, hi)) if lo == hi => PatKind::Lit(lo),
+                    _ => PatKind::Wild(i as u32),
+                },
                 elem: t.elem,
                 lanes: Some(1),
             },
@@ -727,12 +469,21 @@ fn derived_rule(
     if counts.contains(&0) {
         return None;
     }
+    let bound_wilds = lhs.wildcards();
+    for (i, r) in ins.imm_range.iter().enumerate() {
+        if matches!(r, Some((lo, hi)) if lo != hi) && !bound_wilds.contains(&(i as u32)) {
+            return None;
+        }
+    }
     let pred = {
         let conds: Vec<String> = ins
             .imm_range
             .iter()
             .enumerate()
-            .filter_map(|(i, r)| r.map(|(lo, hi)| format!("{lo} <= c{i} && c{i} <= {hi}")))
+            .filter_map(|(i, r)| match r {
+                Some((lo, hi)) if lo != hi => Some(format!("{lo} <= c{i} && c{i} <= {hi}")),
+                _ => None,
+            })
             .collect();
         if conds.is_empty() {
             None
@@ -838,28 +589,4 @@ fn sem_pattern(e: &Expr, reg_index: &[Option<usize>]) -> Option<Pat> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn templates_expand_and_glue() {
-        let src = Source::new(
-            "t.isa",
-            "for (P, L) in (_mm, 16):\n instr vpaddb {P}_add_epi8(a: Tx{L}, b: Tx{L/2}) -> Tx{L} where T.bits == 8 cost 1 0.5 = a\nend\n",
-        );
-        let raw = lex(&src).unwrap();
-        let raw: Vec<Token> = raw
-            .into_iter()
-            .filter(|t| !matches!(t.tok, Tok::Newline))
-            .collect();
-        let mut out = Vec::new();
-        expand(&raw[..raw.len() - 1], &HashMap::new(), &src, &mut out).unwrap();
-        let g = glue(out);
-        let words: Vec<String> = g.iter().map(|t| format!("{:?}", t.tok)).collect();
-        println!("{}", words.join(" "));
-        assert!(
-            words.iter().any(|w| w.contains("_mm_add_epi8")),
-            "{words:?}"
-        );
-        assert!(words.iter().any(|w| w.contains("\"Tx16\"")), "{words:?}");
-        assert!(words.iter().any(|w| w.contains("\"Tx8\"")), "{words:?}");
-    }
 }

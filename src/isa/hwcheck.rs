@@ -140,46 +140,61 @@ pub fn check(
             "static void t{ii}(void) {{ /* {} {} */",
             ins.intrinsic, ins.location
         );
+        // One loop per immediate choice over the operand sets, which lie in DATA one after
+        // another (64 bytes per operand), keeps the program small and quick to compile.
+        let rty = target
+            .c_type(ins.result)
+            .ok_or_else(|| format!("{}: no C type for result {}", ins.intrinsic, ins.result))?;
+        let nbytes = lanes_to_bytes(ins.result, &vec![0; ins.result.lanes as usize]).len();
+        let base = data.len();
+        let stride = 64 * regs.len();
+        for case in &sets {
+            for (ri, (_, t)) in regs.iter().enumerate() {
+                let bytes = lanes_to_bytes(*t, &case.regs[ri]);
+                data.extend_from_slice(&bytes);
+                data.extend(std::iter::repeat_n(0u8, 64 - bytes.len()));
+            }
+        }
         for (ci, imms) in choices.iter().enumerate() {
-            for (k, case) in sets.iter().enumerate() {
-                let _ = write!(body, "  {{");
-                let mut args = Vec::new();
-                let mut ri = 0;
-                let mut ii2 = 0;
-                for (pi, t) in ins.params.iter().enumerate() {
-                    if ins.imm[pi] {
-                        args.push(imms[ii2].to_string());
-                        ii2 += 1;
-                    } else {
-                        let bytes = lanes_to_bytes(*t, &case.regs[ri]);
-                        let off = data.len();
-                        data.extend_from_slice(&bytes);
-                        data.extend(std::iter::repeat_n(0u8, 64 - bytes.len() % 64));
-                        let cty = target.c_type(*t).ok_or_else(|| {
-                            format!("{}: no C type for operand {t}", ins.intrinsic)
-                        })?;
-                        let _ = write!(
-                            body,
-                            " {cty} a{pi} = {};",
-                            target.c_load(*t, &format!("DATA + {off}"))
-                        );
-                        args.push(format!("a{pi}"));
-                        ri += 1;
-                    }
+            let _ = write!(
+                body,
+                "  for (int k = 0; k < {}; k++) {{ const unsigned char *d = DATA + {base} + {stride} * k;",
+                sets.len()
+            );
+            let mut args = Vec::new();
+            let mut ri = 0;
+            let mut ii2 = 0;
+            for (pi, t) in ins.params.iter().enumerate() {
+                if ins.imm[pi] {
+                    args.push(imms[ii2].to_string());
+                    ii2 += 1;
+                } else {
+                    let cty = target
+                        .c_type(*t)
+                        .ok_or_else(|| format!("{}: no C type for operand {t}", ins.intrinsic))?;
+                    let _ = write!(
+                        body,
+                        " {cty} a{pi} = {};",
+                        target.c_load(*t, &format!("d + {}", 64 * ri))
+                    );
+                    args.push(format!("a{pi}"));
+                    ri += 1;
                 }
-                let rty = target.c_type(ins.result).ok_or_else(|| {
-                    format!("{}: no C type for result {}", ins.intrinsic, ins.result)
-                })?;
-                let tag = format!("{ii}.{ci}.{k}");
-                let nbytes = lanes_to_bytes(ins.result, &vec![0; ins.result.lanes as usize]).len();
-                let _ = writeln!(
-                    body,
-                    " {rty} r = {}({}); unsigned char out[64]; {} dump(\"{tag}\", out, {nbytes}); }}",
-                    ins.intrinsic,
-                    args.join(", "),
-                    target.c_store(ins.result, "out", "r")
-                );
-                expected.push((tag, ii, case.regs.clone(), imms.clone()));
+            }
+            let _ = writeln!(
+                body,
+                " {rty} r = {}({}); unsigned char out[64]; {} char tag[32]; snprintf(tag, sizeof tag, \"{ii}.{ci}.%d\", k); dump(tag, out, {nbytes}); }}",
+                ins.intrinsic,
+                args.join(", "),
+                target.c_store(ins.result, "out", "r")
+            );
+            for (k, case) in sets.iter().enumerate() {
+                expected.push((
+                    format!("{ii}.{ci}.{k}"),
+                    ii,
+                    case.regs.clone(),
+                    imms.clone(),
+                ));
             }
         }
         body.push_str("}\n");

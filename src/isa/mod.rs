@@ -66,7 +66,7 @@ impl Isa {
                 if !seen.insert(it.instr.key.clone()) {
                     return Err(Diag::new(
                         src,
-                        0..0,
+                        it.span.clone(),
                         format!("instruction {} is described twice", it.instr.key),
                     ));
                 }

@@ -8,8 +8,23 @@ use crate::diag::{Diag, Source};
 use crate::types::{Elem, Type};
 
 /// The description files, embedded in the binary.
-pub const FILES: &[(&str, &str)] =
-    &[("isa/x86/arith.isa", include_str!("../../isa/x86/arith.isa"))];
+pub const FILES: &[(&str, &str)] = &[
+    ("isa/x86/arith.isa", include_str!("../../isa/x86/arith.isa")),
+    ("isa/x86/mul.isa", include_str!("../../isa/x86/mul.isa")),
+    ("isa/x86/logic.isa", include_str!("../../isa/x86/logic.isa")),
+    (
+        "isa/x86/compare.isa",
+        include_str!("../../isa/x86/compare.isa"),
+    ),
+    (
+        "isa/x86/convert.isa",
+        include_str!("../../isa/x86/convert.isa"),
+    ),
+    (
+        "isa/x86/permute.isa",
+        include_str!("../../isa/x86/permute.isa"),
+    ),
+];
 
 /// An x86 target variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

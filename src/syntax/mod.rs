@@ -16,3 +16,4 @@ pub mod opcheck;
 pub mod parse;
 pub mod rake;
 pub mod sexpr;
+pub mod template;

@@ -324,7 +324,34 @@ impl<'a> Parser<'a> {
                 let mut items = Vec::new();
                 if !self.eat("]") {
                     loop {
-                        items.push(self.expr()?);
+                        let item = self.expr()?;
+                        if self.eat(".") {
+                            // `lo..hi`: the integers from `lo` up to, not including, `hi`.
+                            self.expect(".")?;
+                            let hi = self.expr()?;
+                            let (AstKind::Int(a), AstKind::Int(b)) = (&item.kind, &hi.kind) else {
+                                return Err(Diag::new(
+                                    self.src,
+                                    item.span.start..hi.span.end,
+                                    "a range in a list needs integer bounds: `0..8`",
+                                ));
+                            };
+                            if b < a || b - a > 4096 {
+                                return Err(Diag::new(
+                                    self.src,
+                                    item.span.start..hi.span.end,
+                                    "a range in a list must be ascending and at most 4096 long",
+                                ));
+                            }
+                            for v in *a..*b {
+                                items.push(Ast {
+                                    kind: AstKind::Int(v),
+                                    span: item.span.start..hi.span.end,
+                                });
+                            }
+                        } else {
+                            items.push(item);
+                        }
                         if self.eat("]") {
                             break;
                         }
