@@ -589,4 +589,55 @@ fn sem_pattern(e: &Expr, reg_index: &[Option<usize>]) -> Option<Pat> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn load(text: &str) -> Result<Vec<Instantiated>, Diag> {
+        instantiate_file(&Source::new("t.isa", text), "x86")
+    }
+
+    #[test]
+    fn fixed_immediates_become_literals_in_derived_rules() {
+        let its = load(
+            "instr vextracti128 _mm256_extracti128_si256(a: u8x32, k: imm(1..1)) -> u8x16 features avx2 cost 3 1 = slice_vectors(a, 16, 1, 16)\n",
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
+        assert_eq!(its.len(), 1);
+        let r = its[0].rule.as_ref().expect("a derived rule");
+        let PatKind::Op(_, args) = &r.insts[0].rhs.kind else {
+            panic!("{:?}", r.insts[0].rhs)
+        };
+        assert_eq!(args[1].kind, PatKind::Lit(1));
+        assert!(r.decl.pred.is_none());
+    }
+
+    #[test]
+    fn free_immediates_are_range_checked_wildcards() {
+        let its = load(
+            "instr vpsllw _mm_slli_epi16(a: u16x8, k: imm(0..255)) -> u16x8 features sse2 cost 1 0.5 = a << k\n",
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
+        let r = its[0].rule.as_ref().expect("a derived rule");
+        assert!(r.decl.pred.is_some());
+        assert_eq!(r.insts[0].lhs.wildcards(), vec![1]);
+    }
+
+    #[test]
+    fn wrong_result_type_is_reported_at_the_semantics() {
+        let err = load(
+            "instr vpaddb _mm_add_epi8(a: u8x16, b: u8x16) -> u16x16 features sse2 cost 1 0.25 = a + b\n",
+        )
+        .err()
+        .expect("an error");
+        assert_eq!(err.location(), "t.isa:1:85");
+        assert!(err.to_string().contains("declared result"), "{err}");
+    }
+
+    #[test]
+    fn duplicate_descriptions_are_rejected() {
+        let text = "instr vpaddb _mm_add_epi8(a: u8x16, b: u8x16) -> u8x16 features sse2 cost 1 0.25 = a + b\ninstr vpaddb _mm_add_epi8(a: u8x16, b: u8x16) -> u8x16 features sse2 cost 1 0.25 = a + b\n";
+        let err = super::super::Isa::load("x86", &[Source::new("t.isa", text)])
+            .err()
+            .expect("an error");
+        assert!(err.to_string().contains("described twice"), "{err}");
+        assert_eq!(err.location(), "t.isa:2:1");
+    }
 }
