@@ -634,9 +634,9 @@ mod tests {
     #[test]
     fn duplicate_descriptions_are_rejected() {
         let text = "instr vpaddb _mm_add_epi8(a: u8x16, b: u8x16) -> u8x16 features sse2 cost 1 0.25 = a + b\ninstr vpaddb _mm_add_epi8(a: u8x16, b: u8x16) -> u8x16 features sse2 cost 1 0.25 = a + b\n";
-        let err = super::super::Isa::load("x86", &[Source::new("t.isa", text)])
-            .err()
-            .expect("an error");
+        let Err(err) = super::super::Isa::load("x86", &[Source::new("t.isa", text)]) else {
+            panic!("expected an error")
+        };
         assert!(err.to_string().contains("described twice"), "{err}");
         assert_eq!(err.location(), "t.isa:2:1");
     }
