@@ -149,6 +149,7 @@ impl InputArgs {
             lane_var: self.width.map(|w| ("x".to_string(), w)),
             allow_internal: false,
             rule: None,
+            instrs: None,
         }
     }
 }

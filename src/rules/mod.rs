@@ -80,21 +80,47 @@ pub struct Rule {
 pub struct RuleSet {
     /// The rules, in file order.
     pub rules: Vec<Rule>,
+    /// Target rule sets allow equal left-hand sides: the target's costs choose.
+    pub kind: Option<RuleKind>,
     index: HashMap<(OpKey, Elem), Vec<(usize, usize)>>,
 }
 
 impl RuleSet {
     /// Parses, instantiates and checks a rule file.
     pub fn load(src: &Arc<Source>, kind: RuleKind) -> Result<RuleSet, Diag> {
+        Self::load_with(src, kind, None)
+    }
+
+    /// Parses, instantiates and checks a rule file whose rules may call the given target
+    /// instructions by their intrinsic names.
+    pub fn load_with(
+        src: &Arc<Source>,
+        kind: RuleKind,
+        instrs: Option<&Arc<crate::isa::InstrTable>>,
+    ) -> Result<RuleSet, Diag> {
         let decls = parse::parse_file(src)?;
-        let mut set = RuleSet::default();
+        let mut set = RuleSet {
+            kind: Some(kind),
+            ..Default::default()
+        };
         for d in decls {
-            let rule = instantiate(d, kind)?;
+            let rule = instantiate(d, kind, instrs)?;
             set.rules.push(rule);
         }
         set.check_overlaps()?;
         set.reindex();
         Ok(set)
+    }
+
+    /// A set of already instantiated rules (the rules derived from instruction semantics).
+    pub fn from_rules(rules: Vec<Rule>, kind: RuleKind) -> RuleSet {
+        let mut set = RuleSet {
+            rules,
+            kind: Some(kind),
+            ..Default::default()
+        };
+        set.reindex();
+        set
     }
 
     /// Adds the rules of another set (e.g. `--rules FILE`), checking overlaps again.
@@ -132,6 +158,9 @@ impl RuleSet {
     }
 
     fn check_overlaps(&self) -> Result<(), Diag> {
+        if self.kind == Some(RuleKind::Lower) {
+            return Ok(());
+        }
         let mut seen: HashMap<(String, i32), (usize, Option<String>)> = HashMap::new();
         for (ri, r) in self.rules.iter().enumerate() {
             let pred_text = r.decl.pred.as_ref().map(|p| ast_text(&r.decl.src, p));
@@ -361,16 +390,18 @@ fn elaborate_side(
     d: &RuleDecl,
     side: &Ast,
     scope: &RuleScope,
-    vars: &[(String, Elem)],
+    vars: &[(String, Type)],
+    instrs: Option<&Arc<crate::isa::InstrTable>>,
 ) -> Result<Option<Elaborated>, Diag> {
     let mut decls = Decls::new();
-    for (v, e) in vars {
-        decls.vars.insert(v.clone(), Type::scalar(*e));
+    for (v, t) in vars {
+        decls.vars.insert(v.clone(), *t);
     }
     let opts = ElabOptions {
         lane_var: None,
         allow_internal: false,
         rule: Some(scope.clone()),
+        instrs: instrs.cloned(),
     };
     let mut el = Elaborator::new(&d.src, &decls, opts);
     match el.expr(side) {
@@ -386,7 +417,11 @@ fn with_inst(diag: Diag, inst: &str) -> Diag {
 }
 
 /// Instantiates and checks one rule.
-pub fn instantiate(d: RuleDecl, kind: RuleKind) -> Result<Rule, Diag> {
+pub fn instantiate(
+    d: RuleDecl,
+    kind: RuleKind,
+    instrs: Option<&Arc<crate::isa::InstrTable>>,
+) -> Result<Rule, Diag> {
     let src = d.src.clone();
     let var_names: Vec<String> = d.params.iter().map(|(v, ..)| v.clone()).collect();
     for (i, (v, _, span)) in d.params.iter().enumerate() {
@@ -406,13 +441,21 @@ pub fn instantiate(d: RuleDecl, kind: RuleKind) -> Result<Rule, Diag> {
         }
     }
     for (_, t, span) in &d.params {
-        if !parse::is_type_var(t) && Elem::parse(t, false).is_none() {
+        let vector = parse::type_var_of(t).is_some() || Type::parse(t, false).is_some();
+        if !parse::is_type_var(t) && Elem::parse(t, false).is_none() && !vector {
             return Err(Diag::new(
                 &src,
                 span.clone(),
                 format!(
-                    "unknown type `{t}`; use a type variable like `T` or an element type like `u8`"
+                    "unknown type `{t}`; use a type variable like `T`, an element type like `u8`, or a vector type like `Tx16` or `u8x32`"
                 ),
+            ));
+        }
+        if kind == RuleKind::Lift && !parse::is_type_var(t) && Elem::parse(t, false).is_none() {
+            return Err(Diag::new(
+                &src,
+                span.clone(),
+                "lifting rules hold at every lane count; give their variables element types",
             ));
         }
     }
@@ -435,18 +478,10 @@ pub fn instantiate(d: RuleDecl, kind: RuleKind) -> Result<Rule, Diag> {
             types: m.clone(),
             ..Default::default()
         };
-        let vars: Vec<(String, Elem)> = d
+        let vars: Vec<(String, Type)> = d
             .params
             .iter()
-            .map(|(v, t, _)| {
-                (
-                    v.clone(),
-                    m.get(t)
-                        .copied()
-                        .or_else(|| Elem::parse(t, false))
-                        .expect("checked above"),
-                )
-            })
+            .map(|(v, t, _)| (v.clone(), var_type(t, &m).expect("checked above")))
             .collect();
         let desc = Inst {
             scope: scope.clone(),
@@ -456,7 +491,7 @@ pub fn instantiate(d: RuleDecl, kind: RuleKind) -> Result<Rule, Diag> {
         }
         .describe();
         let Some((le, lconsts, lnoop)) =
-            elaborate_side(&d, &d.lhs, &scope, &vars).map_err(|x| with_inst(x, &desc))?
+            elaborate_side(&d, &d.lhs, &scope, &vars, instrs).map_err(|x| with_inst(x, &desc))?
         else {
             continue;
         };
@@ -466,7 +501,7 @@ pub fn instantiate(d: RuleDecl, kind: RuleKind) -> Result<Rule, Diag> {
             continue;
         }
         let Some((re, rconsts, _)) =
-            elaborate_side(&d, &d.rhs, &scope, &vars).map_err(|x| with_inst(x, &desc))?
+            elaborate_side(&d, &d.rhs, &scope, &vars, instrs).map_err(|x| with_inst(x, &desc))?
         else {
             return Err(with_inst(
                 Diag::new(
@@ -565,7 +600,7 @@ pub fn instantiate(d: RuleDecl, kind: RuleKind) -> Result<Rule, Diag> {
         }
         insts.push(Inst {
             scope,
-            vars: vars.iter().map(|(_, e)| *e).collect(),
+            vars: vars.iter().map(|(_, t)| t.elem).collect(),
             lhs,
             rhs,
         });
@@ -585,6 +620,22 @@ pub fn instantiate(d: RuleDecl, kind: RuleKind) -> Result<Rule, Diag> {
         vars: var_names,
         insts,
     })
+}
+
+/// The type of a rule variable declared as `T`, `Tx16`, `u8` or `u8x32`.
+fn var_type(t: &str, m: &HashMap<String, Elem>) -> Option<Type> {
+    if let Some(e) = m.get(t) {
+        return Some(Type::scalar(*e));
+    }
+    if let Some(v) = parse::type_var_of(t)
+        && let Some(e) = m.get(v)
+    {
+        let lanes: u32 = t[v.len() + 1..].parse().ok()?;
+        return Some(Type::vec(*e, lanes));
+    }
+    Elem::parse(t, false)
+        .map(Type::scalar)
+        .or_else(|| Type::parse(t, false))
 }
 
 fn dummy() -> Pat {

@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::diag::{Diag, Source};
-use crate::syntax::lexer::{Tok, lex};
+use crate::syntax::lexer::Tok;
 use crate::syntax::parse::{Ast, Parser};
 
 /// How a derived type variable is computed from another.
@@ -98,7 +98,7 @@ pub fn type_var_of(name: &str) -> Option<&str> {
 
 /// Parses every rule in a file.
 pub fn parse_file(src: &Arc<Source>) -> Result<Vec<RuleDecl>, Diag> {
-    let toks = lex(src)?;
+    let toks = crate::syntax::template::expand_file(src)?;
     let mut p = Parser::new(src, &toks);
     let mut out = Vec::new();
     while !p.at_eof() {

@@ -92,6 +92,8 @@ pub struct ElabOptions {
     pub allow_internal: bool,
     /// Elaborate a rule pattern: type variables, constant wildcards and computed constants.
     pub rule: Option<RuleScope>,
+    /// Target instructions callable by their intrinsic names (target rule files).
+    pub instrs: Option<std::sync::Arc<crate::isa::InstrTable>>,
 }
 
 /// Where an integer literal appears, which decides its type.
@@ -637,6 +639,90 @@ impl<'a> Elaborator<'a> {
         self.build(Op::Load(name.into(), align), Some(ty), vec![idx], span)
     }
 
+    /// A call of a target instruction by its intrinsic name: the instantiation whose
+    /// operand types fit the arguments (literals take the operand's type; an immediate
+    /// must be a constant in its range).
+    fn intrinsic_call(
+        &mut self,
+        name: &str,
+        cands: &[std::sync::Arc<crate::isa::Instr>],
+        args: &[Ast],
+        span: &Range<usize>,
+    ) -> Result<Expr, Diag> {
+        let vals = args
+            .iter()
+            .map(|a| self.elab(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut tried = Vec::new();
+        'cand: for ins in cands {
+            if ins.params.len() != vals.len() {
+                tried.push(ins.clone());
+                continue;
+            }
+            for (i, v) in vals.iter().enumerate() {
+                let ok = match (v, ins.imm[i]) {
+                    (Val::E(e), false) => e.ty() == ins.params[i],
+                    (Val::Lit(x, _), true) => {
+                        ins.imm_range[i].is_none_or(|(lo, hi)| *x >= lo && *x <= hi)
+                    }
+                    // A wildcard immediate: its range is the rule's business.
+                    (Val::Const(_), true) => ins.imm_range[i].is_none_or(|(lo, hi)| lo != hi),
+                    (Val::Lit(..) | Val::Const(_), false) => true,
+                    (Val::E(e), true) => e.as_const().is_some() && e.ty().lanes == 1,
+                };
+                if !ok {
+                    tried.push(ins.clone());
+                    continue 'cand;
+                }
+            }
+            let mut out = Vec::new();
+            for (i, v) in vals.iter().enumerate() {
+                let t = ins.params[i];
+                let e = match v {
+                    Val::E(e) if ins.imm[i] => {
+                        let c = e.as_const().expect("checked");
+                        Expr::int(t.elem, c).map_err(|_| {
+                            self.err(&args[i].span, format!("immediate {c} does not fit in {t}"))
+                        })?
+                    }
+                    _ => self.resolve(v.clone(), t)?,
+                };
+                out.push(e);
+            }
+            return self.build(Op::Instr(ins.clone()), None, out, span);
+        }
+        let shown: Vec<String> = vals
+            .iter()
+            .map(|v| match v {
+                Val::E(e) => e.ty().to_string(),
+                _ => "constant".to_string(),
+            })
+            .collect();
+        let mut d = self.err(
+            span,
+            format!("no form of `{name}` takes ({})", shown.join(", ")),
+        );
+        for ins in tried.iter().take(8) {
+            let ps: Vec<String> = ins
+                .params
+                .iter()
+                .zip(&ins.imm_range)
+                .map(|(t, r)| match r {
+                    Some((lo, hi)) if lo == hi => format!("imm {lo}"),
+                    Some((lo, hi)) => format!("imm {lo}..{hi}"),
+                    None => t.to_string(),
+                })
+                .collect();
+            d = d.note(format!(
+                "{name}({}) -> {} ({})",
+                ps.join(", "),
+                ins.result,
+                ins.location
+            ));
+        }
+        Err(d)
+    }
+
     fn call(
         &mut self,
         name: &str,
@@ -696,6 +782,12 @@ impl<'a> Elaborator<'a> {
                 .ok_or_else(|| self.err(span, "too many lanes"))?;
             let b = self.build(Op::Broadcast, Some(e.ty().with_lanes(lanes)), vec![e], span)?;
             return Ok(Val::E(self.apply_annot(b, annot, span)?));
+        }
+        if let Some(table) = self.opts.instrs.clone()
+            && let Some(cands) = table.get(name)
+        {
+            let e = self.intrinsic_call(name, cands, args, span)?;
+            return Ok(Val::E(self.apply_annot(e, annot, span)?));
         }
         let e = match name {
             "cast" => {

@@ -154,6 +154,7 @@ pub fn parse_entry(file: &str, e: &Entry) -> Result<Expr, Diag> {
         lane_var: Some(("x".into(), e.width)),
         allow_internal: false,
         rule: None,
+        instrs: None,
     };
     super::halide::parse_expr(&src, &decls, opts)
 }
