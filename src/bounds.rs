@@ -36,7 +36,7 @@ pub fn type_range(e: Elem) -> Interval {
 }
 
 /// Interval analysis with a cache and facts.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Intervals {
     /// Value ranges of buffers' elements.
     pub buffer_facts: HashMap<Sym, Interval>,

@@ -13,6 +13,7 @@ pub mod interp;
 pub mod ir;
 pub mod isa;
 pub mod lift;
+pub mod lower;
 pub mod rewrite;
 pub mod rules;
 pub mod syntax;

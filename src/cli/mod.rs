@@ -3,6 +3,7 @@
 //! Commands return their standard output as a string and report failures as [`CliError`],
 //! so tests can run them in-process; `main.rs` only prints and sets the exit code.
 
+mod compile;
 mod inputs;
 
 use std::path::PathBuf;
@@ -58,6 +59,10 @@ pub enum Command {
     Lift(LiftArgs),
     /// Prove rules correct with an SMT solver, for every type instantiation.
     Verify(VerifyArgs),
+    /// Compile an expression for a target and print C, assembly or the chosen instructions.
+    Compile(compile::CompileArgs),
+    /// Check the compiler against a suite of expected instructions (Halide's simd_op_check).
+    Conformance(compile::ConformanceArgs),
 }
 
 /// `harrow verify`
@@ -188,6 +193,8 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Command::Check(a) => cmd_check(&a),
         Command::Lift(a) => cmd_lift(&a),
         Command::Verify(a) => cmd_verify(&a),
+        Command::Compile(a) => compile::cmd_compile(&a),
+        Command::Conformance(a) => compile::cmd_conformance(&a),
     }
 }
 

@@ -1,0 +1,151 @@
+//! `harrow compile` and `harrow conformance`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{CliError, InputArgs, exprs_from_arg, read_source};
+use crate::lower;
+
+/// `harrow compile`
+#[derive(Args, Debug)]
+pub struct CompileArgs {
+    /// An expression, or a file of expressions.
+    pub expr_or_file: String,
+    #[command(flatten)]
+    /// Inputs.
+    pub inputs: InputArgs,
+    /// Target: x86-avx2 or x86-avx512.
+    #[arg(long, default_value = "x86-avx2")]
+    pub target: String,
+    /// What to print: `c` (a C function), `asm` (clang-19's assembly of it), or `ir` (the
+    /// selected instructions).
+    #[arg(long, default_value = "c")]
+    pub emit: String,
+    /// Add the lowering rules of this file to the built-in ones (repeatable).
+    #[arg(long = "rules", value_name = "FILE")]
+    pub rules: Vec<PathBuf>,
+    /// Name of the generated function.
+    #[arg(long, default_value = "harrow_kernel")]
+    pub name: String,
+}
+
+/// `harrow conformance`
+#[derive(Args, Debug)]
+pub struct ConformanceArgs {
+    /// The suite: `halide-simd-op-check`.
+    pub suite: String,
+    /// Target: x86-avx2 or x86-avx512.
+    #[arg(long)]
+    pub target: String,
+    /// The expectation file (default: the target's file under
+    /// `../shared/peer/halide-simd-op-check/`).
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// Print machine-readable JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn backend(target: &str, rules: &[PathBuf]) -> Result<std::sync::Arc<lower::Backend>, CliError> {
+    if rules.is_empty() {
+        return lower::backend(target).map_err(CliError::Other);
+    }
+    let extra = rules
+        .iter()
+        .map(|p| read_source(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(std::sync::Arc::new(
+        lower::backend_with(target, &extra).map_err(CliError::Other)?,
+    ))
+}
+
+/// Runs `harrow compile`.
+pub fn cmd_compile(a: &CompileArgs) -> Result<String, CliError> {
+    let be = backend(&a.target, &a.rules)?;
+    if !matches!(a.emit.as_str(), "c" | "asm" | "ir") {
+        return Err(CliError::Other(format!(
+            "unknown --emit `{}`; expected c, asm or ir",
+            a.emit
+        )));
+    }
+    let mut out = String::new();
+    for (e, _) in exprs_from_arg(&a.expr_or_file, &a.inputs)? {
+        if e.ty().elem.is_internal() {
+            return Err(CliError::Other("128-bit results cannot be compiled".into()));
+        }
+        let l = lower::lower(&e, &be);
+        let target = be.target.as_ref();
+        match a.emit.as_str() {
+            "ir" => out.push_str(&lower::listing(&l)),
+            "c" => out.push_str(&lower::c_file(&l, target, &a.name)),
+            _ => out.push_str(&assembly(&lower::c_file(&l, target, &a.name), target)?),
+        }
+    }
+    Ok(out)
+}
+
+fn assembly(c: &str, target: &dyn crate::isa::target::Target) -> Result<String, CliError> {
+    let (cc, flags) = target.compiler();
+    crate::isa::target::require_tool(&cc, "clang-19").map_err(CliError::Other)?;
+    let dir = std::env::temp_dir().join(format!("harrow-compile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| CliError::Other(e.to_string()))?;
+    let cfile = dir.join("kernel.c");
+    std::fs::write(&cfile, c).map_err(|e| CliError::Other(e.to_string()))?;
+    let mut cmd = std::process::Command::new(&cc);
+    cmd.args(&flags)
+        .args(["-O3", "-S", "-fno-asynchronous-unwind-tables", "-o", "-"])
+        .arg(&cfile);
+    let r = crate::isa::target::run_to_string(cmd).map_err(CliError::Other);
+    let _ = std::fs::remove_dir_all(&dir);
+    r
+}
+
+/// Runs `harrow conformance`.
+pub fn cmd_conformance(a: &ConformanceArgs) -> Result<String, CliError> {
+    if a.suite != "halide-simd-op-check" {
+        return Err(CliError::Other(format!(
+            "unknown suite `{}`; expected halide-simd-op-check",
+            a.suite
+        )));
+    }
+    let (file_name, section) = lower::conformance::section_for(&a.target).ok_or_else(|| {
+        CliError::Other(format!(
+            "no simd_op_check section for target `{}`; expected one of: {}",
+            a.target,
+            lower::TARGETS.join(", ")
+        ))
+    })?;
+    let path = match &a.file {
+        Some(p) => p.clone(),
+        None => crate::util::shared::shared_dir()
+            .ok_or_else(|| {
+                CliError::Other("../shared not found; give the expectation file with --file".into())
+            })?
+            .join("peer/halide-simd-op-check")
+            .join(file_name),
+    };
+    let src = read_source(&path)?;
+    let be = backend(&a.target, &[])?;
+    let (cc, _) = be.target.compiler();
+    crate::isa::target::require_tool(&cc, "clang-19").map_err(CliError::Other)?;
+    let dir = std::env::temp_dir().join(format!(
+        "harrow-conformance-{}-{}",
+        a.target,
+        std::process::id()
+    ));
+    let results = lower::conformance::run(&src, section, &be, &dir).map_err(CliError::Other)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let (_, _, wrong, error) = lower::conformance::counts(&results);
+    let text = if a.json {
+        serde_json::to_string_pretty(&lower::conformance::json(&a.target, &results))
+            .unwrap_or_default()
+            + "\n"
+    } else {
+        lower::conformance::report(&a.target, &results)
+    };
+    if wrong + error > 0 {
+        return Err(CliError::Failed(text));
+    }
+    Ok(text)
+}

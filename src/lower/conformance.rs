@@ -1,0 +1,288 @@
+//! Conformance against Halide's simd_op_check expectations: every integer, non-reduction
+//! entry of a target's section is compiled, run against the interpreter, and its assembly
+//! searched for the instruction Halide expects.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{Backend, Lowered};
+use crate::diag::Source;
+use crate::isa::target::run_to_string;
+use crate::syntax::opcheck::{self, Entry};
+
+/// The outcome of one entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Correct, and the expected instruction is in the assembly.
+    Pass,
+    /// Correct, but the expected instruction is not in the assembly.
+    Miss,
+    /// The generated code computes something else.
+    Wrong(String),
+    /// The entry did not compile.
+    Error(String),
+}
+
+/// One entry's result.
+#[derive(Clone, Debug)]
+pub struct EntryResult {
+    /// The entry.
+    pub entry: Entry,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Instructions chosen (intrinsic names).
+    pub intrinsics: Vec<String>,
+}
+
+/// Tells whether a Halide target header names the section to check.
+pub type SectionFilter = fn(&str) -> bool;
+
+/// The Halide target header whose section a harrow target is checked against.
+pub fn section_for(target: &str) -> Option<(&'static str, SectionFilter)> {
+    match target {
+        "x86-avx2" => Some(("x86.txt", |h| h == "x86-64-linux-sse41-avx-f16c-fma-avx2")),
+        "x86-avx512" => Some(("x86.txt", |h| h.ends_with("avx512_zen4"))),
+        _ => None,
+    }
+}
+
+/// True when the pieces of `pattern` (split at `*`) appear in order on one line of `asm`.
+pub fn asm_matches(asm: &str, pattern: &str) -> bool {
+    let pieces: Vec<&str> = pattern.split('*').filter(|p| !p.is_empty()).collect();
+    asm.lines().any(|line| {
+        let mut rest = line;
+        pieces.iter().all(|p| match rest.find(p) {
+            Some(i) => {
+                rest = &rest[i + p.len()..];
+                true
+            }
+            None => false,
+        })
+    })
+}
+
+/// The assembly of each function `hv_case{k}` in a clang `-S` output.
+fn split_functions(asm: &str) -> BTreeMap<usize, String> {
+    let mut out = BTreeMap::new();
+    let mut cur: Option<usize> = None;
+    for line in asm.lines() {
+        if let Some(rest) = line.strip_prefix("hv_case")
+            && let Some((num, _)) = rest.split_once(':')
+            && let Ok(k) = num.parse::<usize>()
+        {
+            cur = Some(k);
+            continue;
+        }
+        if line.starts_with(".Lfunc_end") {
+            cur = None;
+        }
+        if let Some(k) = cur {
+            let s: &mut String = out.entry(k).or_default();
+            s.push_str(line);
+            s.push('\n');
+        }
+    }
+    out
+}
+
+/// Runs the conformance check of `file` (a simd_op_check expectation file) for a backend.
+pub fn run(
+    file: &Arc<Source>,
+    section: fn(&str) -> bool,
+    backend: &Backend,
+    workdir: &Path,
+) -> Result<Vec<EntryResult>, String> {
+    let entries = opcheck::read(file).map_err(|d| d.to_string())?;
+    let entries: Vec<Entry> = entries
+        .into_iter()
+        .filter(|e| section(&e.target) && opcheck::classify(e).is_none())
+        .collect();
+    if entries.is_empty() {
+        return Err(format!(
+            "no integer entries for this target in {}",
+            file.name
+        ));
+    }
+    let mut results: Vec<EntryResult> = Vec::new();
+    let mut lowered: Vec<(usize, Lowered)> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        match opcheck::parse_entry(&file.name, e) {
+            Ok(x) => {
+                let l = super::lower(&x, backend);
+                results.push(EntryResult {
+                    entry: e.clone(),
+                    outcome: Outcome::Pass,
+                    intrinsics: intrinsics(&l),
+                });
+                lowered.push((i, l));
+            }
+            Err(d) => results.push(EntryResult {
+                entry: e.clone(),
+                outcome: Outcome::Error(d.to_string()),
+                intrinsics: vec![],
+            }),
+        }
+    }
+    let target = backend.target.as_ref();
+    // Correctness, batched.
+    let refs: Vec<&Lowered> = lowered.iter().map(|(_, l)| l).collect();
+    let runs = super::harness::run_cases(&refs, target, 6, 0x0c0f, workdir)?;
+    for ((i, _), r) in lowered.iter().zip(&runs) {
+        if let Some(m) = &r.mismatch {
+            results[*i].outcome = Outcome::Wrong(m.clone());
+        }
+    }
+    // Assembly of every function, in one compile.
+    let mut c = String::new();
+    c.push_str(&target.c_header());
+    c.push_str(super::emit::PRELUDE);
+    for (k, (_, l)) in lowered.iter().enumerate() {
+        c.push_str(&super::c_function(l, target, &format!("hv_case{k}")));
+    }
+    let cfile = workdir.join("conformance.c");
+    let sfile = workdir.join("conformance.s");
+    std::fs::write(&cfile, &c).map_err(|e| format!("cannot write {}: {e}", cfile.display()))?;
+    let (cc, flags) = target.compiler();
+    let mut cmd = std::process::Command::new(&cc);
+    cmd.args(&flags)
+        .args(["-O3", "-w", "-S", "-fno-asynchronous-unwind-tables", "-o"])
+        .arg(&sfile)
+        .arg(&cfile);
+    run_to_string(cmd)?;
+    let asm = std::fs::read_to_string(&sfile).map_err(|e| e.to_string())?;
+    let funcs = split_functions(&asm);
+    for (k, (i, _)) in lowered.iter().enumerate() {
+        if results[*i].outcome != Outcome::Pass {
+            continue;
+        }
+        let text = funcs.get(&k).map(String::as_str).unwrap_or("");
+        if !asm_matches(text, &results[*i].entry.instr) {
+            results[*i].outcome = Outcome::Miss;
+        }
+    }
+    Ok(results)
+}
+
+fn intrinsics(l: &Lowered) -> Vec<String> {
+    let mut v: Vec<String> = crate::ir::visit::post_order(&l.selected)
+        .iter()
+        .filter_map(|n| match n.op() {
+            crate::ir::Op::Instr(i) => Some(i.intrinsic.clone()),
+            _ => None,
+        })
+        .collect();
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Counts of each outcome: (pass, miss, wrong, error).
+pub fn counts(results: &[EntryResult]) -> (usize, usize, usize, usize) {
+    let mut c = (0, 0, 0, 0);
+    for r in results {
+        match r.outcome {
+            Outcome::Pass => c.0 += 1,
+            Outcome::Miss => c.1 += 1,
+            Outcome::Wrong(_) => c.2 += 1,
+            Outcome::Error(_) => c.3 += 1,
+        }
+    }
+    c
+}
+
+/// A human-readable report: totals, then misses grouped by expected instruction, then every
+/// wrong result and error.
+pub fn report(target: &str, results: &[EntryResult]) -> String {
+    let (pass, miss, wrong, error) = counts(results);
+    let n = results.len();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{target}: {n} entries; {} compile and compute correctly ({:.1}%); expected instruction found in {pass} ({:.1}%); {miss} misses, {wrong} wrong, {error} errors",
+        n - wrong - error,
+        100.0 * (n - wrong - error) as f64 / n as f64,
+        100.0 * pass as f64 / n as f64
+    );
+    let mut by_instr: BTreeMap<&str, Vec<&EntryResult>> = BTreeMap::new();
+    for r in results {
+        if r.outcome == Outcome::Miss {
+            by_instr.entry(&r.entry.instr).or_default().push(r);
+        }
+    }
+    for (instr, rs) in by_instr {
+        let _ = writeln!(s, "miss [{instr}] x{}", rs.len());
+        for r in rs {
+            let _ = writeln!(
+                s,
+                "    line {} w={}: {}   (chose: {})",
+                r.entry.line,
+                r.entry.width,
+                r.entry.expr,
+                if r.intrinsics.is_empty() {
+                    "generic code".to_string()
+                } else {
+                    r.intrinsics.join(" ")
+                }
+            );
+        }
+    }
+    for r in results {
+        match &r.outcome {
+            Outcome::Wrong(m) => {
+                let _ = writeln!(
+                    s,
+                    "WRONG line {} [{}] w={}: {}\n    {m}",
+                    r.entry.line, r.entry.instr, r.entry.width, r.entry.expr
+                );
+            }
+            Outcome::Error(m) => {
+                let _ = writeln!(s, "ERROR line {}: {m}", r.entry.line);
+            }
+            _ => {}
+        }
+    }
+    s
+}
+
+/// The results as JSON.
+pub fn json(target: &str, results: &[EntryResult]) -> serde_json::Value {
+    let (pass, miss, wrong, error) = counts(results);
+    serde_json::json!({
+        "target": target,
+        "entries": results.len(),
+        "pass": pass,
+        "miss": miss,
+        "wrong": wrong,
+        "error": error,
+        "results": results.iter().map(|r| serde_json::json!({
+            "line": r.entry.line,
+            "instr": r.entry.instr,
+            "width": r.entry.width,
+            "expr": r.entry.expr,
+            "outcome": match &r.outcome {
+                Outcome::Pass => "pass".to_string(),
+                Outcome::Miss => "miss".to_string(),
+                Outcome::Wrong(m) => format!("wrong: {m}"),
+                Outcome::Error(m) => format!("error: {m}"),
+            },
+            "intrinsics": r.intrinsics,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_match_pieces_in_order_on_one_line() {
+        let asm = "\tvpaddb\t%ymm1, %ymm0, %ymm0\n\tvpblendvb %xmm2, %xmm1, %xmm0, %xmm0\n";
+        assert!(asm_matches(asm, "vpaddb*ymm"));
+        assert!(asm_matches(asm, "paddb"));
+        assert!(asm_matches(asm, "pblend*b"));
+        assert!(!asm_matches(asm, "vpaddb*zmm"));
+        assert!(!asm_matches(asm, "ymm*vpaddb"));
+    }
+}

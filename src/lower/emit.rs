@@ -1,0 +1,559 @@
+//! C emission of a selected chunk expression.
+//!
+//! Every vector value is a clang extended vector (`hv_u8x32`, any lane count); register
+//! values convert to and from them by a bit cast, which costs nothing. Instructions become
+//! intrinsic calls; generic nodes become vector operators clang understands
+//! (`+`, `__builtin_elementwise_min`, `__builtin_convertvector`) or, for everything else,
+//! a loop over lanes with the exact helpers of `prelude.h`. Boolean lanes are `uint8_t` 0/1
+//! vectors; AVX-512 mask registers convert to and from them.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write;
+
+use crate::ir::{Expr, Op, Sym};
+use crate::isa::target::Target;
+use crate::types::{Elem, Type};
+
+/// The C helpers every generated file starts with.
+pub const PRELUDE: &str = include_str!("prelude.h");
+
+/// A C identifier for a user name.
+pub fn c_ident(prefix: &str, name: &str) -> String {
+    let mut s = String::from(prefix);
+    for ch in name.chars() {
+        s.push(if ch.is_ascii_alphanumeric() { ch } else { '_' });
+    }
+    s
+}
+
+/// The C type of a value of type `t` (scalars: the lane type; vectors: `hv_<elem>x<lanes>`).
+pub fn c_type(t: Type) -> String {
+    if t.is_scalar() {
+        return t.elem.c_name().to_string();
+    }
+    format!("hv_{}x{}", t.elem.name(), t.lanes)
+}
+
+fn typedef(t: Type) -> String {
+    let name = c_type(t);
+    format!(
+        "#ifndef HV_T_{name}\n#define HV_T_{name}\ntypedef {} {name} __attribute__((ext_vector_type({})));\n#endif\n",
+        t.elem.c_name(),
+        t.lanes
+    )
+}
+
+fn unsigned(t: Type) -> Type {
+    if t.elem == Elem::Bool {
+        t.with_elem(Elem::U8)
+    } else {
+        t.with_elem(t.elem.to_unsigned())
+    }
+}
+
+/// A C literal of type `elem` with canonical bits `bits`.
+fn literal(elem: Elem, bits: u128) -> String {
+    match elem.bits() {
+        128 => format!(
+            "((hv_u128)0x{:x}ULL << 64 | (hv_u128)0x{:x}ULL)",
+            (bits >> 64) as u64,
+            bits as u64
+        ),
+        _ => format!("(({})0x{:x}ULL)", elem.c_name(), bits as u64),
+    }
+}
+
+fn sgn(e: Elem) -> u8 {
+    e.is_signed() as u8
+}
+
+/// The canonical-bits scalar C expression of `e` (a one-lane expression), with `leaf`
+/// giving the C text (already canonical bits) of the nodes it knows.
+pub fn scalar_c(e: &Expr, leaf: &dyn Fn(&Expr) -> Option<String>) -> String {
+    if let Some(s) = leaf(e) {
+        return s;
+    }
+    let t = e.ty().elem;
+    let bits = t.bits();
+    let a = |i: usize| scalar_c(e.arg(i), leaf);
+    let ae = |i: usize| e.arg(i).ty().elem;
+    match e.op() {
+        Op::Const(b) => format!("((hv_u128){})", literal(t, *b)),
+        Op::Add => format!("hv_wrap({} + {}, {bits})", a(0), a(1)),
+        Op::Sub => format!("hv_wrap({} - {}, {bits})", a(0), a(1)),
+        Op::Mul => format!("hv_wrap({} * {}, {bits})", a(0), a(1)),
+        Op::Div => format!("hv_div({}, {}, {bits}, {})", a(0), a(1), sgn(t)),
+        Op::Mod => format!("hv_mod({}, {}, {bits}, {})", a(0), a(1), sgn(t)),
+        Op::Min => format!("hv_min({}, {}, {bits}, {})", a(0), a(1), sgn(t)),
+        Op::Max => format!("hv_max({}, {}, {bits}, {})", a(0), a(1), sgn(t)),
+        Op::And => format!("({} & {})", a(0), a(1)),
+        Op::Or => format!("({} | {})", a(0), a(1)),
+        Op::Xor => format!("({} ^ {})", a(0), a(1)),
+        Op::Not if t == Elem::Bool => format!("({} ^ 1)", a(0)),
+        Op::Not => format!("hv_wrap(~{}, {bits})", a(0)),
+        Op::Shl | Op::Shr => format!(
+            "hv_{}({}, {}, {bits}, {}, {}, {})",
+            if matches!(e.op(), Op::Shl) {
+                "shl"
+            } else {
+                "shr"
+            },
+            a(0),
+            a(1),
+            sgn(t),
+            ae(1).bits(),
+            sgn(ae(1))
+        ),
+        Op::Eq => format!("((hv_u128)({} == {}))", a(0), a(1)),
+        Op::Ne => format!("((hv_u128)({} != {}))", a(0), a(1)),
+        Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+            let (x, y) = match e.op() {
+                Op::Lt | Op::Ge => (a(0), a(1)),
+                _ => (a(1), a(0)),
+            };
+            let lt = format!("hv_lt({x}, {y}, {}, {})", ae(0).bits(), sgn(ae(0)));
+            if matches!(e.op(), Op::Lt | Op::Gt) {
+                format!("((hv_u128){lt})")
+            } else {
+                format!("((hv_u128)!{lt})")
+            }
+        }
+        Op::Select => format!("({} ? {} : {})", a(0), a(1), a(2)),
+        Op::Cast if t == Elem::Bool => format!("((hv_u128)({} != 0))", a(0)),
+        Op::Cast => format!(
+            "hv_cast({}, {}, {}, {bits})",
+            a(0),
+            ae(0).bits(),
+            sgn(ae(0))
+        ),
+        Op::Reinterpret => a(0),
+        Op::Popcount => format!("hv_popcount({})", a(0)),
+        Op::CountLeadingZeros => format!("hv_clz({}, {bits})", a(0)),
+        Op::CountTrailingZeros => format!("hv_ctz({}, {bits})", a(0)),
+        op if op.is_fpir() => {
+            let def = crate::fpir::definition(op, e.ty(), e.args());
+            scalar_c(&def, leaf)
+        }
+        op => unreachable!("`{op}` has no scalar C form"),
+    }
+}
+
+/// A function being written.
+pub struct FnWriter<'t> {
+    target: &'t dyn Target,
+    body: String,
+    names: HashMap<usize, (Expr, String)>,
+    /// Vector typedefs the function needs.
+    pub types: BTreeSet<Type>,
+    next: usize,
+    indent: &'static str,
+}
+
+impl<'t> FnWriter<'t> {
+    /// A writer for `target`.
+    pub fn new(target: &'t dyn Target) -> Self {
+        FnWriter {
+            target,
+            body: String::new(),
+            names: HashMap::new(),
+            types: BTreeSet::new(),
+            next: 0,
+            indent: "    ",
+        }
+    }
+
+    fn fresh(&mut self) -> String {
+        self.next += 1;
+        format!("v{}", self.next)
+    }
+
+    fn ty(&mut self, t: Type) -> String {
+        if !t.is_scalar() {
+            self.types.insert(t);
+        }
+        c_type(t)
+    }
+
+    fn line(&mut self, s: &str) {
+        let _ = writeln!(self.body, "{}{s}", self.indent);
+    }
+
+    /// Binds a scalar name to a node (chunk variable, parameters).
+    pub fn bind(&mut self, e: &Expr, name: &str) {
+        self.names.insert(e.id(), (e.clone(), name.to_string()));
+    }
+
+    /// Emits `e` and what it needs below it; returns the C variable holding it.
+    pub fn value(&mut self, e: &Expr) -> String {
+        if let Some((_, v)) = self.names.get(&e.id()) {
+            return v.clone();
+        }
+        if e.ty().is_scalar()
+            && let Op::Const(b) = e.op()
+        {
+            let lit = literal(e.ty().elem, *b);
+            self.names.insert(e.id(), (e.clone(), lit.clone()));
+            return lit;
+        }
+        if matches!(e.op(), Op::Load(..)) && super::select::is_dense(e) {
+            // A dense load only needs the base of its index.
+            self.value(e.arg(0).arg(0));
+        } else {
+            for a in e.args() {
+                self.value(a);
+            }
+        }
+        let v = self.node(e);
+        self.names.insert(e.id(), (e.clone(), v.clone()));
+        v
+    }
+
+    fn name(&self, e: &Expr) -> String {
+        self.names[&e.id()].1.clone()
+    }
+
+    /// The lane `i` of a vector (or the scalar) as canonical bits.
+    fn canon(&mut self, e: &Expr, lane: &str) -> String {
+        let u = self.ty(unsigned(e.ty()).element());
+        let n = self.name(e);
+        if e.ty().is_scalar() {
+            format!("((hv_u128)({u}){n})")
+        } else {
+            format!("((hv_u128)({u}){n}[{lane}])")
+        }
+    }
+
+    fn node(&mut self, e: &Expr) -> String {
+        let t = e.ty();
+        let ct = self.ty(t);
+        let v = self.fresh();
+        if t.is_scalar() {
+            let text = match e.op() {
+                Op::Var(name) => return c_ident("p_", name),
+                Op::Load(buf, _) => {
+                    format!("{}[{}]", c_ident("b_", buf), self.name(e.arg(0)))
+                }
+                Op::Instr(i) => self.instr_call(i, e),
+                Op::ReduceAdd | Op::ReduceMin | Op::ReduceMax => {
+                    return self.reduce(e, &v, &ct);
+                }
+                Op::Slice { start, .. } => format!("{}[{start}]", self.name(e.arg(0))),
+                Op::Shuffle(idx) => {
+                    let (k, j) = lane_source(e, idx[0] as usize);
+                    format!("{}[{j}]", self.name(e.arg(k)))
+                }
+                Op::Concat | Op::Interleave => self.name(e.arg(0)),
+                _ => {
+                    let args: Vec<Expr> = e.args().to_vec();
+                    let leaves: HashMap<usize, String> =
+                        args.iter().map(|a| (a.id(), self.canon(a, "0"))).collect();
+                    let s = scalar_c(e, &|x| leaves.get(&x.id()).cloned());
+                    format!("({ct})({s})")
+                }
+            };
+            self.line(&format!("{ct} {v} = {text};"));
+            return v;
+        }
+        let n = t.lanes;
+        match e.op() {
+            Op::Load(buf, _) => {
+                let b = c_ident("b_", buf);
+                let idx = e.arg(0);
+                if super::select::is_dense(e) {
+                    let base = self.name(idx.arg(0));
+                    self.line(&format!(
+                        "{ct} {v}; memcpy(&{v}, {b} + {base}, {} * sizeof({b}[0]));",
+                        n
+                    ));
+                } else {
+                    let iv = self.name(idx);
+                    self.line(&format!(
+                        "{ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = {b}[{iv}[i]];"
+                    ));
+                }
+            }
+            Op::Ramp => {
+                let (b, s) = (self.name(e.arg(0)), self.name(e.arg(1)));
+                self.line(&format!(
+                    "{ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = (int32_t)((uint32_t){b} + (uint32_t){s} * (uint32_t)i);"
+                ));
+            }
+            Op::Broadcast => {
+                let a = self.name(e.arg(0));
+                let la = e.arg(0).ty().lanes;
+                if la == 1 {
+                    self.line(&format!(
+                        "{ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = {a};"
+                    ));
+                } else {
+                    self.line(&format!(
+                        "{ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = {a}[i % {la}];"
+                    ));
+                }
+            }
+            Op::Add | Op::Sub | Op::Mul if t.elem != Elem::Bool => {
+                let ut = self.ty(unsigned(t));
+                let op = match e.op() {
+                    Op::Add => "+",
+                    Op::Sub => "-",
+                    _ => "*",
+                };
+                let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
+                self.line(&format!("{ct} {v} = ({ct})(({ut}){a} {op} ({ut}){b});"));
+            }
+            Op::And | Op::Or | Op::Xor => {
+                let op = match e.op() {
+                    Op::And => "&",
+                    Op::Or => "|",
+                    _ => "^",
+                };
+                let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
+                self.line(&format!("{ct} {v} = {a} {op} {b};"));
+            }
+            Op::Not => {
+                let a = self.name(e.arg(0));
+                if t.elem == Elem::Bool {
+                    self.line(&format!("{ct} {v} = {a} ^ 1;"));
+                } else {
+                    self.line(&format!("{ct} {v} = ~{a};"));
+                }
+            }
+            Op::Min | Op::Max if t.elem != Elem::Bool => {
+                let f = if matches!(e.op(), Op::Min) {
+                    "min"
+                } else {
+                    "max"
+                };
+                let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
+                self.line(&format!("{ct} {v} = __builtin_elementwise_{f}({a}, {b});"));
+            }
+            Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge
+                if e.arg(0).ty().elem != Elem::Bool =>
+            {
+                let op = match e.op() {
+                    Op::Eq => "==",
+                    Op::Ne => "!=",
+                    Op::Lt => "<",
+                    Op::Le => "<=",
+                    Op::Gt => ">",
+                    _ => ">=",
+                };
+                let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
+                self.line(&format!(
+                    "{ct} {v} = __builtin_convertvector(({a} {op} {b}) & 1, {ct});"
+                ));
+            }
+            Op::Select if !e.arg(0).ty().is_scalar() && t.elem != Elem::Bool => {
+                let ut = self.ty(unsigned(t));
+                let (c, a, b) = (
+                    self.name(e.arg(0)),
+                    self.name(e.arg(1)),
+                    self.name(e.arg(2)),
+                );
+                self.line(&format!(
+                    "{ut} {v}m = -__builtin_convertvector({c}, {ut}); {ct} {v} = ({ct})((({ut}){a} & {v}m) | (({ut}){b} & ~{v}m));"
+                ));
+            }
+            Op::Select if e.arg(0).ty().is_scalar() => {
+                let (c, a, b) = (
+                    self.name(e.arg(0)),
+                    self.name(e.arg(1)),
+                    self.name(e.arg(2)),
+                );
+                self.line(&format!("{ct} {v} = {c} ? {a} : {b};"));
+            }
+            Op::Cast if t.elem != Elem::Bool && e.arg(0).ty().elem.bits() <= 64 => {
+                let a = self.name(e.arg(0));
+                self.line(&format!("{ct} {v} = __builtin_convertvector({a}, {ct});"));
+            }
+            Op::Reinterpret => {
+                let a = self.name(e.arg(0));
+                self.line(&format!(
+                    "{ct} {v}; memcpy(&{v}, &{a}, {});",
+                    t.total_bits() / 8
+                ));
+            }
+            Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => {
+                self.line(&format!("{ct} {v};"));
+                let mut s = String::new();
+                for i in 0..n as usize {
+                    let (k, j) = lane_source(e, i);
+                    let src = self.name(e.arg(k));
+                    let _ = write!(s, "{v}[{i}] = {src}[{j}]; ");
+                    if i % 8 == 7 {
+                        self.line(s.trim_end());
+                        s.clear();
+                    }
+                }
+                if !s.is_empty() {
+                    self.line(s.trim_end());
+                }
+            }
+            Op::ReduceAdd | Op::ReduceMin | Op::ReduceMax => {
+                return self.reduce(e, &v, &ct);
+            }
+            Op::Instr(i) => {
+                let call = self.instr_call(i, e);
+                if t.elem == Elem::Bool {
+                    let m = self.target.c_type(t).unwrap_or_else(|| "uint64_t".into());
+                    self.line(&format!(
+                        "{m} {v}k = {call}; {ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = ({v}k >> i) & 1;"
+                    ));
+                } else {
+                    self.line(&format!("{ct} {v} = ({ct}){call};"));
+                }
+            }
+            _ => {
+                // Lane by lane with the exact helpers.
+                let args: Vec<Expr> = e.args().to_vec();
+                let leaves: HashMap<usize, String> =
+                    args.iter().map(|a| (a.id(), self.canon(a, "i"))).collect();
+                let scalar_args: Vec<Expr> = args
+                    .iter()
+                    .enumerate()
+                    .map(|(k, a)| Expr::var(format!("#{k}"), a.ty().element()))
+                    .collect();
+                let scalar = e
+                    .with_args(scalar_args.clone())
+                    .or_else(|_| {
+                        Expr::build(e.op().clone(), Some(t.element()), scalar_args.clone())
+                    })
+                    .expect("every element-wise operator has a one-lane form");
+                let by_var: HashMap<usize, String> = scalar_args
+                    .iter()
+                    .zip(&args)
+                    .map(|(s, a)| (s.id(), leaves[&a.id()].clone()))
+                    .collect();
+                let s = scalar_c(&scalar, &|x| by_var.get(&x.id()).cloned());
+                let et = t.elem.c_name();
+                self.line(&format!(
+                    "{ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = ({et})({s});"
+                ));
+            }
+        }
+        v
+    }
+
+    fn reduce(&mut self, e: &Expr, v: &str, ct: &str) -> String {
+        let a = e.arg(0);
+        let k = a.ty().lanes / e.ty().lanes;
+        let n = e.ty().lanes;
+        let el = e.ty().elem;
+        let (bits, s) = (el.bits(), sgn(el));
+        let f = match e.op() {
+            Op::ReduceAdd => format!("hv_wrap(acc + x, {bits})"),
+            Op::ReduceMin => format!("hv_min(acc, x, {bits}, {s})"),
+            _ => format!("hv_max(acc, x, {bits}, {s})"),
+        };
+        let an = self.name(a);
+        let u = unsigned(a.ty()).elem.c_name();
+        let get = if a.ty().is_scalar() {
+            format!("(hv_u128)({u}){an}")
+        } else {
+            format!("(hv_u128)({u}){an}[i * {k} + j]")
+        };
+        let (decl, set) = if n == 1 {
+            (format!("{ct} {v};"), format!("{v} = ({ct})acc;"))
+        } else {
+            (
+                format!("{ct} {v};"),
+                format!("{v}[i] = ({})acc;", el.c_name()),
+            )
+        };
+        self.line(&format!(
+            "{decl} for (int i = 0; i < {n}; i++) {{ hv_u128 acc = {get0}; for (int j = 1; j < {k}; j++) {{ hv_u128 x = {get}; acc = {f}; }} {set} }}",
+            get0 = get.replace("+ j]", "]"),
+        ));
+        v.to_string()
+    }
+
+    fn instr_call(&mut self, ins: &crate::isa::Instr, e: &Expr) -> String {
+        let mut args = Vec::new();
+        for (k, a) in e.args().iter().enumerate() {
+            let p = ins.params[k];
+            if ins.imm[k] {
+                let val = a.as_const().expect("immediates are constants");
+                args.push(format!("{val}"));
+                continue;
+            }
+            let name = self.name(a);
+            if p.is_scalar() {
+                args.push(format!("({}){name}", p.elem.c_name()));
+            } else if p.elem == Elem::Bool {
+                let m = self.target.c_type(p).unwrap_or_else(|| "uint64_t".into());
+                let mv = self.fresh();
+                self.line(&format!(
+                    "{m} {mv} = 0; for (int i = 0; i < {}; i++) {mv} |= ({m})({name}[i] & 1) << i;",
+                    p.lanes
+                ));
+                args.push(mv);
+            } else {
+                let rt = self
+                    .target
+                    .c_type(p)
+                    .expect("register operand types have C types");
+                args.push(format!("({rt}){name}"));
+            }
+        }
+        format!("{}({})", ins.intrinsic, args.join(", "))
+    }
+
+    /// The statements written so far.
+    pub fn take_body(&mut self) -> String {
+        std::mem::take(&mut self.body)
+    }
+
+    /// Sets the indentation of following statements.
+    pub fn set_indent(&mut self, indent: &'static str) {
+        self.indent = indent;
+    }
+}
+
+/// For a lane-moving node, which operand and lane output lane `i` comes from.
+pub fn lane_source(e: &Expr, i: usize) -> (usize, usize) {
+    let lanes: Vec<usize> = e.args().iter().map(|a| a.ty().lanes as usize).collect();
+    let flat = |mut j: usize| {
+        for (k, &l) in lanes.iter().enumerate() {
+            if j < l {
+                return (k, j);
+            }
+            j -= l;
+        }
+        (lanes.len() - 1, 0)
+    };
+    match e.op() {
+        Op::Slice { start, stride } => (0, *start as usize + i * *stride as usize),
+        Op::Concat => flat(i),
+        Op::Interleave => (i % lanes.len(), i / lanes.len()),
+        Op::Shuffle(idx) => flat(idx[i] as usize),
+        _ => (0, i),
+    }
+}
+
+/// The typedefs for a set of vector types.
+pub fn typedefs(types: &BTreeSet<Type>) -> String {
+    types.iter().map(|t| typedef(*t)).collect()
+}
+
+/// Parameters of a generated function: buffers (by name) and scalar variables.
+#[derive(Clone, Debug, Default)]
+pub struct Params {
+    /// Buffers read, with element types.
+    pub buffers: BTreeMap<Sym, Elem>,
+    /// Scalar parameters, with types.
+    pub scalars: BTreeMap<Sym, Type>,
+}
+
+impl Params {
+    /// The C parameter list after `out`.
+    pub fn c_list(&self) -> String {
+        let mut s = String::new();
+        for (b, el) in &self.buffers {
+            let _ = write!(s, ", const {} *restrict {}", el.c_name(), c_ident("b_", b));
+        }
+        for (v, t) in &self.scalars {
+            let _ = write!(s, ", {} {}", t.elem.c_name(), c_ident("p_", v));
+        }
+        s
+    }
+}

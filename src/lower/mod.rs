@@ -1,0 +1,290 @@
+//! Lowering: lifted IR to target instructions, and C emission.
+//!
+//! `lower` runs the pipeline `lift -> prepare -> select`:
+//! - [`prepare`] turns inputs into loads and cuts element-wise expressions into
+//!   register-sized chunks (the legalization step);
+//! - [`select`] chooses instructions by cost with the target's lowering rules: the rules
+//!   derived from instruction semantics (`isa::desc`) and the hand-written
+//!   `rules/<target>.rules`; anything no rule covers stays a generic node;
+//! - [`emit`] writes C: intrinsics for instructions, clang vector code or exact lane loops
+//!   for generic nodes.
+
+pub mod conformance;
+pub mod emit;
+pub mod harness;
+pub mod prepare;
+pub mod select;
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::sync::{Arc, LazyLock, Mutex};
+
+use crate::bounds::Intervals;
+use crate::diag::{Diag, Source};
+use crate::ir::{Expr, Op};
+use crate::isa::target::Target;
+use crate::isa::x86::Variant;
+use crate::rules::{Pat, PatKind, RuleKind, RuleSet};
+use crate::types::Elem;
+
+pub use emit::Params;
+pub use prepare::Prepared;
+
+/// The hand-written x86 lowering rules, embedded in the binary.
+pub const X86_RULES: &str = include_str!("../../rules/x86.rules");
+
+/// A code-generation target with its lowering rules.
+pub struct Backend {
+    /// The C-level facts of the target.
+    pub target: Box<dyn Target>,
+    /// Derived and hand-written lowering rules for the target's instructions.
+    pub rules: RuleSet,
+}
+
+/// Names accepted by `--target`.
+pub const TARGETS: &[&str] = &["x86-avx2", "x86-avx512"];
+
+fn uses_only(p: &Pat, ok: &dyn Fn(&crate::isa::Instr) -> bool) -> bool {
+    match &p.kind {
+        PatKind::Op(Op::Instr(i), args) => ok(i) && args.iter().all(|a| uses_only(a, ok)),
+        PatKind::Op(_, args) => args.iter().all(|a| uses_only(a, ok)),
+        _ => true,
+    }
+}
+
+fn x86_backend(v: Variant, extra: &[Arc<Source>]) -> Result<Backend, Diag> {
+    let all = crate::isa::x86::all()?;
+    let isa = all.with_features(&v.features());
+    let table = Arc::new(all.table());
+    let mut rules = RuleSet::from_rules(isa.derived.clone(), RuleKind::Lower);
+    let mut hand = RuleSet::load_with(
+        &Source::new("rules/x86.rules", X86_RULES),
+        RuleKind::Lower,
+        Some(&table),
+    )?;
+    for src in extra {
+        hand.extend(RuleSet::load_with(src, RuleKind::Lower, Some(&table))?)?;
+    }
+    // Hand-written rules are written once for every x86 variant; keep the instantiations
+    // whose instructions this variant has.
+    let features = v.features();
+    let ok = |i: &crate::isa::Instr| i.features.iter().all(|f| features.contains(f.as_str()));
+    for mut r in hand.rules {
+        r.insts.retain(|inst| uses_only(&inst.rhs, &ok));
+        if !r.insts.is_empty() {
+            rules.rules.push(r);
+        }
+    }
+    let rules = RuleSet::from_rules(rules.rules, RuleKind::Lower);
+    Ok(Backend {
+        target: Box::new(v),
+        rules,
+    })
+}
+
+/// Builds the backend for a target name, with extra rule files.
+pub fn backend_with(name: &str, extra: &[Arc<Source>]) -> Result<Backend, String> {
+    let d = |d: Diag| d.to_string();
+    match name {
+        "x86-avx2" => x86_backend(Variant::Avx2, extra).map_err(d),
+        "x86-avx512" => x86_backend(Variant::Avx512, extra).map_err(d),
+        _ => Err(format!(
+            "unknown target `{name}`; expected one of: {}",
+            TARGETS.join(", ")
+        )),
+    }
+}
+
+static BACKENDS: LazyLock<Mutex<HashMap<String, Arc<Backend>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The backend for a target name with the built-in rules (built once per process).
+pub fn backend(name: &str) -> Result<Arc<Backend>, String> {
+    let mut m = BACKENDS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(b) = m.get(name) {
+        return Ok(b.clone());
+    }
+    let b = Arc::new(backend_with(name, &[])?);
+    m.insert(name.to_string(), b.clone());
+    Ok(b)
+}
+
+/// The result of lowering one expression.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// The expression as given.
+    pub source: Expr,
+    /// After lifting to FPIR.
+    pub lifted: Expr,
+    /// Prepared for selection (chunked).
+    pub prepared: Prepared,
+    /// The chunk with instructions selected.
+    pub selected: Expr,
+    /// Estimated cost of one chunk.
+    pub chunk_cost: f64,
+    /// Buffers and scalar parameters.
+    pub params: Params,
+}
+
+impl Lowered {
+    /// Number of chunks the function computes.
+    pub fn chunks(&self) -> u32 {
+        self.prepared.lanes.div_ceil(self.prepared.chunk_lanes)
+    }
+
+    /// Estimated cost of the whole function.
+    pub fn cost(&self) -> f64 {
+        self.chunk_cost * self.chunks() as f64
+    }
+
+    /// The element type of the output array.
+    pub fn out_elem(&self) -> Elem {
+        self.prepared.chunk.ty().elem
+    }
+}
+
+/// Lowers `e` for `backend`: lift, prepare, select.
+pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
+    let lifted = crate::lift::lift(e);
+    let prepared = prepare::prepare(&lifted, backend.target.register_bits());
+    let mut bounds = Intervals::new();
+    if prepared.chunked {
+        let last = (prepared.lanes.div_ceil(prepared.chunk_lanes) - 1) * prepared.chunk_lanes;
+        bounds
+            .var_facts
+            .insert(prepare::CHUNK_VAR.into(), (0, last as i128));
+    }
+    let mut sel = select::Selector::new(&backend.rules, backend.target.register_bits(), bounds);
+    let s = sel.select(&prepared.chunk);
+    let mut params = Params {
+        buffers: crate::ir::visit::buffers(&s.expr),
+        ..Default::default()
+    };
+    for (name, t) in crate::ir::visit::free_vars(&s.expr) {
+        if &*name != prepare::CHUNK_VAR {
+            params.scalars.insert(name, t);
+        }
+    }
+    Lowered {
+        source: e.clone(),
+        lifted,
+        prepared,
+        selected: s.expr,
+        chunk_cost: s.cost,
+        params,
+    }
+}
+
+/// The C function computing `l` (typedefs first), named `name`.
+pub fn c_function(l: &Lowered, target: &dyn Target, name: &str) -> String {
+    let mut w = emit::FnWriter::new(target);
+    let n = l.prepared.lanes;
+    let lanes = l.prepared.chunk_lanes;
+    let out_t = l.out_elem().c_name();
+    w.bind(&prepare::chunk_var(), prepare::CHUNK_VAR);
+    w.set_indent("        ");
+    let r = w.value(&l.selected);
+    let body = w.take_body();
+    let mut s = emit::typedefs(&w.types);
+    let _ = writeln!(
+        s,
+        "void {name}({out_t} *restrict out{}) {{",
+        l.params.c_list()
+    );
+    let _ = writeln!(
+        s,
+        "    for (int32_t {x} = 0; {x} < {n}; {x} += {lanes}) {{",
+        x = prepare::CHUNK_VAR
+    );
+    s.push_str(&body);
+    let store = if l.selected.ty().is_scalar() {
+        format!("        out[{}] = {r};\n", prepare::CHUNK_VAR)
+    } else {
+        format!(
+            "        {{ int32_t n_ = {n} - {x}; if (n_ > {lanes}) n_ = {lanes}; memcpy(out + {x}, &{r}, (size_t)n_ * sizeof({out_t})); }}\n",
+            x = prepare::CHUNK_VAR
+        )
+    };
+    s.push_str(&store);
+    s.push_str("    }\n}\n");
+    s
+}
+
+/// A self-contained C file: a comment with the source and the cost estimate, the target's
+/// headers, the helpers, and the function.
+pub fn c_file(l: &Lowered, target: &dyn Target, name: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "/* Generated by harrow for {}.", target.name());
+    let _ = writeln!(
+        s,
+        " * source: {}",
+        l.source.to_string().replace("*/", "* /")
+    );
+    let _ = writeln!(
+        s,
+        " * lifted: {}",
+        l.lifted.to_string().replace("*/", "* /")
+    );
+    let _ = writeln!(
+        s,
+        " * {} lanes in {} chunk(s) of {}; estimated cost {:.2} cycles ({:.2} per chunk).",
+        l.prepared.lanes,
+        l.chunks(),
+        l.prepared.chunk_lanes,
+        l.cost(),
+        l.chunk_cost
+    );
+    let _ = writeln!(
+        s,
+        " * Loads read whole chunks: buffers must be readable up to one chunk past the last lane used. */"
+    );
+    s.push_str(&target.c_header());
+    s.push_str(emit::PRELUDE);
+    s.push_str(&c_function(l, target, name));
+    s
+}
+
+/// The selected instructions, one per line, in evaluation order (`--emit ir`).
+pub fn listing(l: &Lowered) -> String {
+    let mut s = String::new();
+    let mut names: HashMap<usize, String> = HashMap::new();
+    let _ = writeln!(
+        s,
+        "; {} lanes, chunks of {}{}",
+        l.prepared.lanes,
+        l.prepared.chunk_lanes,
+        if l.prepared.chunked {
+            format!(" at {}", prepare::CHUNK_VAR)
+        } else {
+            String::new()
+        }
+    );
+    for n in crate::ir::visit::post_order(&l.selected) {
+        if n.ty().is_scalar() && !matches!(n.op(), Op::Instr(_)) {
+            names.insert(n.id(), n.to_string());
+            continue;
+        }
+        let v = format!("%{}", names.len());
+        let args: Vec<String> = n
+            .args()
+            .iter()
+            .map(|a| names.get(&a.id()).cloned().unwrap_or_default())
+            .collect();
+        let text = match n.op() {
+            Op::Instr(i) => format!(
+                "{} {}   ; {}, cost {} {}",
+                i.intrinsic,
+                args.join(", "),
+                i.mnemonic,
+                i.cost.latency,
+                i.cost.throughput
+            ),
+            Op::Load(..) | Op::Const(_) | Op::Var(_) => n.to_string(),
+            op => format!("{} {}   ; generic", op.name(), args.join(", ")),
+        };
+        let _ = writeln!(s, "{v}: {} = {text}", n.ty());
+        names.insert(n.id(), v);
+    }
+    let _ = writeln!(s, "; estimated cost per chunk: {:.2}", l.chunk_cost);
+    s
+}
