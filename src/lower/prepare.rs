@@ -173,19 +173,14 @@ fn element_wise(e: &Expr, lanes: u32) -> bool {
     })
 }
 
-/// Chooses the lanes per chunk: as many as fit the widest of the result and the loaded
-/// types in one register, at least a 128-bit register of it, and no more than the output
-/// needs (rounded up to a power of two).
+/// Chooses the lanes per chunk: a full register of the result type (at least 128 bits of
+/// it), but no more than the output needs, rounded up to a power of two. Wider operands
+/// (a narrowing cast's input) then span several registers, which rules such as the pack
+/// instructions consume whole.
 fn chunk_lanes(e: &Expr, register_bits: u32) -> u32 {
-    let mut widest = e.ty().elem.bits();
-    for n in crate::ir::visit::post_order(e) {
-        if matches!(n.op(), Op::Load(..)) && !n.ty().is_scalar() {
-            widest = widest.max(n.ty().elem.bits());
-        }
-    }
-    let widest = widest.max(8);
-    let most = (register_bits / widest).max(1);
-    let least = (128 / widest).max(1);
+    let bits = e.ty().elem.bits().max(8);
+    let most = (register_bits / bits).max(1);
+    let least = (128 / bits).max(1);
     most.min(e.ty().lanes.next_power_of_two().max(least))
 }
 
@@ -327,7 +322,7 @@ mod tests {
         assert_eq!(p.chunk_lanes, 32);
         assert_eq!(
             p.chunk.to_string(),
-            "((uint8x32)in_u8[ramp(hv_xo, 1, 32)] + (uint8x32)in_u8[ramp(hv_xo + 16, 1, 32)])"
+            "((uint8x32)in_u8[ramp(hv_xo, 1, 32)] + (uint8x32)in_u8[ramp((16 + hv_xo), 1, 32)])"
         );
         // Narrow outputs are padded to a 128-bit register.
         let p = prepare(&entry("(uint16)in_u16(x) * (uint16)3", 4), 512);

@@ -512,9 +512,12 @@ pub fn instantiate(
                 &desc,
             ));
         };
-        let lhs = pattern::from_expr(&le, &var_index, &lconsts, &text_of, kind == RuleKind::Lower)
+        // Rules over vector-typed variables hold at that width only; the others (lowering
+        // rules in plain IR included) hold at every lane count.
+        let exact = kind == RuleKind::Lower && vars.iter().any(|(_, t)| !t.is_scalar());
+        let lhs = pattern::from_expr(&le, &var_index, &lconsts, &text_of, exact)
             .map_err(|m| with_inst(Diag::new(&src, d.lhs.span.clone(), m), &desc))?;
-        let rhs = pattern::from_expr(&re, &var_index, &rconsts, &text_of, kind == RuleKind::Lower)
+        let rhs = pattern::from_expr(&re, &var_index, &rconsts, &text_of, exact)
             .map_err(|m| with_inst(Diag::new(&src, d.rhs.span.clone(), m), &desc))?;
         if !matches!(lhs.kind, PatKind::Op(..)) {
             return Err(Diag::new(
