@@ -44,7 +44,10 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
         .max(1.0);
     let lanes = t.lanes as f64;
     match e.op() {
+        Op::Instr(i) => instr_cost(i),
         Op::Const(_) | Op::Var(_) | Op::Reinterpret => 0.0,
+        // A cast that keeps the width only changes how lanes are read.
+        Op::Cast if e.arg(0).ty().elem.bits() == t.elem.bits() => 0.0,
         Op::Load(..) => {
             if is_dense(e) {
                 0.5 * regs
