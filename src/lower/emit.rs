@@ -195,7 +195,7 @@ impl<'t> FnWriter<'t> {
             self.names.insert(e.id(), (e.clone(), lit.clone()));
             return lit;
         }
-        if matches!(e.op(), Op::Load(..)) && super::select::is_dense(e) {
+        if matches!(e.op(), Op::Load(..)) && !e.ty().is_scalar() && super::select::is_dense(e) {
             // A dense load only needs the base of its index.
             self.value(e.arg(0).arg(0));
         } else {
@@ -378,8 +378,12 @@ impl<'t> FnWriter<'t> {
                 let mut s = String::new();
                 for i in 0..n as usize {
                     let (k, j) = lane_source(e, i);
-                    let src = self.name(e.arg(k));
-                    let _ = write!(s, "{v}[{i}] = {src}[{j}]; ");
+                    let src = if e.arg(k).ty().is_scalar() {
+                        self.name(e.arg(k))
+                    } else {
+                        format!("{}[{j}]", self.name(e.arg(k)))
+                    };
+                    let _ = write!(s, "{v}[{i}] = {src}; ");
                     if i % 8 == 7 {
                         self.line(s.trim_end());
                         s.clear();

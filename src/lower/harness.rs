@@ -154,7 +154,12 @@ pub fn run_cases(
                 }
                 let off = input.len();
                 let lanes = trial_lanes(*el, *n, t, &mut rng);
-                input.extend(lanes_to_bytes(Type::vec(*el, *n as u32), &lanes));
+                if *el == Elem::Bool {
+                    // Boolean buffers hold one byte (0 or 1) per lane.
+                    input.extend(lanes.iter().map(|&l| l as u8));
+                } else {
+                    input.extend(lanes_to_bytes(Type::vec(*el, *n as u32), &lanes));
+                }
                 env.set_buffer(
                     b.clone(),
                     Buffer::Data {

@@ -145,7 +145,16 @@ impl Lowered {
 
 /// Lowers `e` for `backend`: lift, prepare, select.
 pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
-    let lifted = crate::lift::lift(e);
+    lower_from(e, crate::lift::lift(e), backend)
+}
+
+/// Lowers `e` as it is, without lifting it first (to exercise one lowering rule's
+/// left-hand side exactly as written).
+pub fn lower_unlifted(e: &Expr, backend: &Backend) -> Lowered {
+    lower_from(e, e.clone(), backend)
+}
+
+fn lower_from(e: &Expr, lifted: Expr, backend: &Backend) -> Lowered {
     let prepared = prepare::prepare(&lifted, backend.target.register_bits());
     let mut bounds = Intervals::new();
     if prepared.chunked {
@@ -260,7 +269,8 @@ pub fn listing(l: &Lowered) -> String {
         }
     );
     for n in crate::ir::visit::post_order(&l.selected) {
-        if n.ty().is_scalar() && !matches!(n.op(), Op::Instr(_)) {
+        // Scalars and load indices are shown inside the nodes that use them.
+        if (n.ty().is_scalar() && !matches!(n.op(), Op::Instr(_))) || matches!(n.op(), Op::Ramp) {
             names.insert(n.id(), n.to_string());
             continue;
         }

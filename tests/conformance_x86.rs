@@ -1,0 +1,43 @@
+//! `harrow conformance halide-simd-op-check` for both x86 targets: every integer,
+//! non-reduction entry must compile and compute what the interpreter computes, and the
+//! expected instruction must appear in at least 90% of them.
+
+use harrow::lower::{self, conformance};
+
+fn check(target: &str) {
+    let Some(shared) = harrow::util::shared::shared_dir() else {
+        println!("skipped: ../shared not found");
+        return;
+    };
+    harrow::isa::target::require_tool("clang-19", "clang-19").unwrap_or_else(|m| panic!("{m}"));
+    let (file, section) = conformance::section_for(target).unwrap();
+    let path = shared.join("peer/halide-simd-op-check").join(file);
+    let src = harrow::diag::Source::new(
+        path.display().to_string(),
+        std::fs::read_to_string(&path).unwrap(),
+    );
+    let be = lower::backend(target).unwrap();
+    let dir = std::env::temp_dir().join(format!("harrow-conf-{target}-{}", std::process::id()));
+    let results = conformance::run(&src, section, &be, &dir).unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let report = conformance::report(target, &results);
+    println!("{report}");
+    let (pass, _, wrong, error) = conformance::counts(&results);
+    assert_eq!(wrong + error, 0, "{report}");
+    assert!(results.len() > 300, "{report}");
+    assert!(
+        pass * 10 >= results.len() * 9,
+        "expected instruction found in {pass} of {}:\n{report}",
+        results.len()
+    );
+}
+
+#[test]
+fn avx2_conformance() {
+    check("x86-avx2");
+}
+
+#[test]
+fn avx512_conformance() {
+    check("x86-avx512");
+}

@@ -1,0 +1,88 @@
+//! Golden listings of the instructions chosen for representative expressions
+//! (`harrow compile --emit ir`). Re-bless with `UPDATE_EXPECT=1 cargo test --test lower_golden`.
+
+use harrow::lower;
+use harrow::syntax::opcheck;
+
+const CASES: &[(&str, u32)] = &[
+    // Direct mappings from derived rules.
+    ("(uint8)in_u8(x) + (uint8)in_u8(x + 16)", 32),
+    (
+        "uint8(((uint16((uint8)in_u8(x)) + uint16((uint8)in_u8(x + 16))) + (uint16)1)/(uint16)2)",
+        32,
+    ),
+    (
+        "int16(shift_right(int32((int16)in_i16(x))*int32((int16)in_i16(x + 16)), (uint32)16))",
+        16,
+    ),
+    // Emulations from rules/x86.rules.
+    ("(uint8)absd((uint8)in_u8(x), (uint8)in_u8(x + 16))", 32),
+    (
+        "(int8)rounding_halving_add((int8)in_i8(x), (int8)in_i8(x + 16))",
+        32,
+    ),
+    (
+        "(uint8)halving_add((uint8)in_u8(x), (uint8)in_u8(x + 16))",
+        32,
+    ),
+    (
+        "int16(shift_right(int32((int16)in_i16(x))*int32((int16)in_i16(x + 16)), (uint32)17))",
+        16,
+    ),
+    (
+        "(int16)saturating_cast(shift_right((int32((int16)in_i16(x))*int32((int16)in_i16(x + 16))) + 16384, (uint32)15))",
+        16,
+    ),
+    ("((uint16)in_u16(x)/(uint16)15)", 16),
+    // Pair sums through multiply-add.
+    (
+        "(int16((uint8)in_u8(2*x)) + int16((uint8)in_u8((2*x) + 1)))",
+        16,
+    ),
+    (
+        "(int32((int16)in_i16(x*2)) + int32((int16)in_i16((x*2) + 1)))",
+        8,
+    ),
+    ("(int32((int16)in_i16(x))*int32((int16)in_i16(x + 16)))", 8),
+    // Narrowing: packs with the lane-order fix-up, and packus under a bounds predicate
+    // (the input is at most 32767, so packus's signed reading is exact).
+    ("(int16)saturating_cast(in_i32(x))", 16),
+    ("(uint8)saturating_cast((uint16)in_u16(x) >> (uint16)1)", 32),
+    ("(uint8)saturating_cast((uint16)in_u16(x))", 32),
+    // A width that is not a register multiple: two chunks, the last one partial.
+    (
+        "select((uint8)in_u8(x) > (uint8)7, (uint8)in_u8(x), (uint8)in_u8(x + 16))",
+        40,
+    ),
+];
+
+fn listing(target: &str) -> String {
+    let be = lower::backend(target).unwrap();
+    let mut out = String::new();
+    for (i, (text, w)) in CASES.iter().enumerate() {
+        let e = opcheck::Entry {
+            target: target.into(),
+            instr: String::new(),
+            width: *w,
+            expr: text.to_string(),
+            line: i + 1,
+            col: 1,
+        };
+        let x = opcheck::parse_entry("golden", &e).unwrap_or_else(|d| panic!("{d}"));
+        let l = lower::lower(&x, &be);
+        out.push_str(&format!("# {text}  (w={w})\n"));
+        out.push_str(&lower::listing(&l));
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn avx2_instruction_choices() {
+    expect_test::expect_file!["golden/lower/x86-avx2.out"].assert_eq(&listing("x86-avx2"));
+}
+
+#[test]
+fn avx512_instruction_choices() {
+    expect_test::expect_file!["golden/lower/x86-avx512.out"].assert_eq(&listing("x86-avx512"));
+}
