@@ -208,3 +208,44 @@ fn lift_accepts_extra_rule_files_and_reports_their_errors() {
     assert_eq!(code, 1);
     assert!(err.contains("does not lower the cost"), "{err}");
 }
+
+#[test]
+fn compile_prints_c_ir_and_asm() {
+    let expr = "absd((uint8)in_u8(x), (uint8)in_u8(x + 16))";
+    let (code, out, err) = harrow(&["compile", "--width", "32", "--emit", "c", expr]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("_mm256_subs_epu8"), "{out}");
+    assert!(
+        out.contains("void harrow_kernel(uint8_t *restrict out, const uint8_t *restrict b_in_u8)"),
+        "{out}"
+    );
+    assert!(out.contains("estimated cost"), "{out}");
+    let (code, out, err) = harrow(&[
+        "compile",
+        "--width",
+        "32",
+        "--emit",
+        "ir",
+        "--target",
+        "x86-avx512",
+        expr,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("_mm256_or_si256"), "{out}");
+    let (code, out, err) = harrow(&["compile", "--width", "32", "--emit", "asm", expr]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("vpsubusb"), "{out}");
+}
+
+#[test]
+fn compile_reports_bad_targets_and_bad_expressions() {
+    let (code, _, err) = harrow(&["compile", "--target", "z80", "a", "-i", "a:u8x16"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown target `z80`"), "{err}");
+    let (code, _, err) = harrow(&["compile", "a + b", "-i", "a:u8x16", "-i", "b:u16x16"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("<command line>:1:"), "{err}");
+    let (code, _, err) = harrow(&["compile", "--emit", "wat", "a", "-i", "a:u8x16"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown --emit"), "{err}");
+}
