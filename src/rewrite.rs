@@ -82,6 +82,16 @@ pub fn build_rhs(inst: &Inst, b: &Binds, lanes: u32) -> Option<Expr> {
     inst.rhs.build(lanes, b, &mut computed)
 }
 
+/// Applies one rule instantiation at the root of `e`: the right-hand side when the left-hand
+/// side matches, the predicate holds and every computed constant has a value.
+pub fn apply(rule: &Rule, inst: &Inst, e: &Expr, bounds: &mut dyn Bounds) -> Option<Expr> {
+    let mut b = Binds::new(rule.vars.len());
+    if !inst.lhs.matches(e, &mut b) || !predicate_holds(rule, inst, &b, bounds) {
+        return None;
+    }
+    build_rhs(inst, &b, e.ty().lanes)
+}
+
 struct Run<'a, 'r> {
     rules: &'r RuleSet,
     bounds: &'a mut dyn Bounds,
@@ -128,15 +138,7 @@ impl Run<'_, '_> {
         let mut best: Option<(i32, Cost, Expr, usize, usize)> = None;
         for &(ri, ii) in self.rules.candidates(e) {
             let rule = &self.rules.rules[ri];
-            let inst = &rule.insts[ii];
-            let mut b = Binds::new(rule.vars.len());
-            if !inst.lhs.matches(e, &mut b) {
-                continue;
-            }
-            if !predicate_holds(rule, inst, &b, self.bounds) {
-                continue;
-            }
-            let Some(out) = build_rhs(inst, &b, e.ty().lanes) else {
+            let Some(out) = apply(rule, &rule.insts[ii], e, self.bounds) else {
                 continue;
             };
             let c = self.costs.cost(&out);

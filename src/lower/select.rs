@@ -15,8 +15,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::bounds::{Bounds, Intervals};
 use crate::ir::{Expr, Op};
-use crate::rewrite::{build_rhs, predicate_holds};
-use crate::rules::{Binds, RuleSet};
+use crate::rules::RuleSet;
 
 /// What selection produced for one node.
 #[derive(Clone, Debug)]
@@ -136,15 +135,8 @@ impl<'r> Selector<'r> {
         }
         for &(ri, ii) in self.rules.candidates(e) {
             let rule = &self.rules.rules[ri];
-            let inst = &rule.insts[ii];
-            let mut b = Binds::new(rule.vars.len());
-            if !inst.lhs.matches(e, &mut b) {
-                continue;
-            }
-            if !predicate_holds(rule, inst, &b, &mut self.bounds) {
-                continue;
-            }
-            let Some(rhs) = build_rhs(inst, &b, e.ty().lanes) else {
+            let Some(rhs) = crate::rewrite::apply(rule, &rule.insts[ii], e, &mut self.bounds)
+            else {
                 continue;
             };
             if rhs == *e {
