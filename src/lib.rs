@@ -12,6 +12,7 @@ pub mod fpir;
 pub mod interp;
 pub mod ir;
 pub mod isa;
+pub mod kernel;
 pub mod lift;
 pub mod lower;
 pub mod rewrite;

@@ -10,7 +10,7 @@ use crate::lower;
 /// `harrow compile`
 #[derive(Args, Debug)]
 pub struct CompileArgs {
-    /// An expression, or a file of expressions.
+    /// An expression, a file of expressions, or a kernel (`.hk`).
     pub expr_or_file: String,
     #[command(flatten)]
     /// Inputs.
@@ -19,7 +19,8 @@ pub struct CompileArgs {
     #[arg(long, default_value = "x86-avx2")]
     pub target: String,
     /// What to print: `c` (a C function), `asm` (clang-19's assembly of it), or `ir` (the
-    /// selected instructions).
+    /// selected instructions); for kernels also `scalar-c` (the plain C baseline) and
+    /// `footprint` (the input ranges callers must provide).
     #[arg(long, default_value = "c")]
     pub emit: String,
     /// Add the lowering rules of this file to the built-in ones (repeatable).
@@ -62,6 +63,15 @@ fn backend(target: &str, rules: &[PathBuf]) -> Result<std::sync::Arc<lower::Back
 
 /// Runs `harrow compile`.
 pub fn cmd_compile(a: &CompileArgs) -> Result<String, CliError> {
+    if a.expr_or_file.ends_with(".hk") {
+        return super::kernel::compile(
+            std::path::Path::new(&a.expr_or_file),
+            &a.target,
+            &a.emit,
+            &a.name,
+            a.inputs.width,
+        );
+    }
     let be = backend(&a.target, &a.rules)?;
     if !matches!(a.emit.as_str(), "c" | "asm" | "ir") {
         return Err(CliError::Other(format!(
@@ -85,7 +95,7 @@ pub fn cmd_compile(a: &CompileArgs) -> Result<String, CliError> {
     Ok(out)
 }
 
-fn assembly(c: &str, target: &dyn crate::isa::target::Target) -> Result<String, CliError> {
+pub fn assembly(c: &str, target: &dyn crate::isa::target::Target) -> Result<String, CliError> {
     let (cc, flags) = target.compiler();
     crate::isa::target::require_tool(&cc, "clang-19").map_err(CliError::Other)?;
     let dir = std::env::temp_dir().join(format!("harrow-compile-{}", std::process::id()));

@@ -5,6 +5,7 @@
 
 mod compile;
 mod inputs;
+pub mod kernel;
 
 use std::path::PathBuf;
 
@@ -63,6 +64,11 @@ pub enum Command {
     Compile(compile::CompileArgs),
     /// Check the compiler against a suite of expected instructions (Halide's simd_op_check).
     Conformance(compile::ConformanceArgs),
+    /// Compile a kernel (`.hk`), run it on random and edge-case images and check every
+    /// output against the reference interpreter.
+    Run(kernel::RunArgs),
+    /// Check, then time the benchmark kernels against clang -O3 (and Halide 21).
+    Bench(kernel::BenchArgs),
 }
 
 /// `harrow verify`
@@ -195,6 +201,8 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Command::Verify(a) => cmd_verify(&a),
         Command::Compile(a) => compile::cmd_compile(&a),
         Command::Conformance(a) => compile::cmd_conformance(&a),
+        Command::Run(a) => kernel::cmd_run(&a),
+        Command::Bench(a) => kernel::cmd_bench(&a),
     }
 }
 

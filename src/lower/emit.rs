@@ -146,7 +146,7 @@ pub struct FnWriter<'t> {
     /// Vector typedefs the function needs.
     pub types: BTreeSet<Type>,
     next: usize,
-    indent: &'static str,
+    indent: String,
 }
 
 impl<'t> FnWriter<'t> {
@@ -158,7 +158,7 @@ impl<'t> FnWriter<'t> {
             names: HashMap::new(),
             types: BTreeSet::new(),
             next: 0,
-            indent: "    ",
+            indent: "    ".into(),
         }
     }
 
@@ -309,6 +309,16 @@ impl<'t> FnWriter<'t> {
                 };
                 let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
                 self.line(&format!("{ct} {v} = {a} {op} {b};"));
+            }
+            Op::Shl | Op::Shr if super::select::shift_amount(e).is_some() => {
+                let k = super::select::shift_amount(e).expect("checked");
+                let a = self.name(e.arg(0));
+                let ut = self.ty(unsigned(t));
+                if matches!(e.op(), Op::Shl) {
+                    self.line(&format!("{ct} {v} = ({ct})(({ut}){a} << {k});"));
+                } else {
+                    self.line(&format!("{ct} {v} = {a} >> {k};"));
+                }
             }
             Op::Not => {
                 let a = self.name(e.arg(0));
@@ -508,8 +518,8 @@ impl<'t> FnWriter<'t> {
     }
 
     /// Sets the indentation of following statements.
-    pub fn set_indent(&mut self, indent: &'static str) {
-        self.indent = indent;
+    pub fn set_indent(&mut self, indent: &str) {
+        self.indent = indent.to_string();
     }
 }
 

@@ -273,8 +273,39 @@ fn split_const(e: &Expr) -> (Expr, i64) {
 }
 
 /// Prepares `e` (already lifted) for a target with `register_bits`-wide registers.
+/// Replaces constant sub-expressions whose lanes are all equal by `broadcast(constant)`,
+/// so that rules see immediates (`u16(x1(1))` is the shift amount `x16(1)`).
+pub fn fold_splats(e: &Expr) -> Expr {
+    let mut constant: HashMap<usize, bool> = HashMap::new();
+    let r: Result<Expr, crate::ir::TypeError> = crate::ir::visit::rebuild(e, |n, args| {
+        let c = match n.op() {
+            Op::Var(_) | Op::Load(..) | Op::Let(..) => false,
+            _ => n.args().iter().all(|a| constant[&a.id()]),
+        };
+        constant.insert(n.id(), c);
+        let rebuilt = n.with_args(args)?;
+        if !c || n.args().is_empty() || n.ty().elem == Elem::Bool {
+            return Ok(rebuilt);
+        }
+        let Ok(v) = crate::interp::eval(n, &crate::interp::Env::new()) else {
+            return Ok(rebuilt);
+        };
+        if v.lanes.iter().all(|&b| b == v.lanes[0]) && !n.ty().elem.is_internal() {
+            let k = Expr::bits(n.ty().elem, v.lanes[0]);
+            return Ok(if n.ty().is_scalar() {
+                k
+            } else {
+                k.broadcast(n.ty().lanes)
+            });
+        }
+        Ok(rebuilt)
+    });
+    r.expect("folding keeps types")
+}
+
 pub fn prepare(e: &Expr, register_bits: u32) -> Prepared {
     let (e, vector_inputs, bool_result) = normalize_inputs(e);
+    let e = fold_splats(&e);
     let lanes = e.ty().lanes;
     if lanes > 1 && element_wise(&e, lanes) {
         let l = chunk_lanes(&e, register_bits);

@@ -54,7 +54,9 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
                 lanes
             }
         }
-        Op::Broadcast | Op::Ramp => 0.5 * regs,
+        // A ramp is a load index: the load pays for it (dense loads need none).
+        Op::Ramp => 0.0,
+        Op::Broadcast => 0.5 * regs,
         Op::Add
         | Op::Sub
         | Op::And
@@ -72,10 +74,46 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
         | Op::Select
         | Op::Cast => 1.5 * regs,
         Op::Mul if t.elem.bits() <= 32 => 2.0 * regs,
+        Op::Shl | Op::Shr if shift_amount(e).is_some() => 1.5 * regs,
         Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => 1.5 * regs,
         // Everything else is written lane by lane.
         _ => 2.0 * regs + lanes / 2.0,
     }
+}
+
+/// The amount of a shift by the same in-range constant in every lane (C can write it as
+/// a vector shift).
+pub fn shift_amount(e: &Expr) -> Option<u32> {
+    let b = e.arg(1);
+    if crate::ir::visit::any_node(b, |n| matches!(n.op(), Op::Var(_) | Op::Load(..))) {
+        return None;
+    }
+    let v = crate::interp::eval(b, &crate::interp::Env::new()).ok()?;
+    let first = v.int(0);
+    if !v.to_ints().iter().all(|&x| x == first) {
+        return None;
+    }
+    (0..e.ty().elem.bits() as i128)
+        .contains(&first)
+        .then_some(first as u32)
+}
+
+/// The cost of a selected DAG: each distinct node once (a value used twice is computed
+/// once), constant sub-expressions free (clang folds them).
+pub fn dag_cost(e: &Expr, register_bits: u32) -> f64 {
+    let mut constant: HashMap<usize, bool> = HashMap::new();
+    let mut total = 0.0;
+    for n in crate::ir::visit::post_order(e) {
+        let c = match n.op() {
+            Op::Var(_) | Op::Load(..) => false,
+            _ => n.args().iter().all(|a| constant[&a.id()]),
+        };
+        constant.insert(n.id(), c);
+        if !c {
+            total += generic_cost(&n, register_bits);
+        }
+    }
+    total
 }
 
 /// True for a load whose index is `ramp(b, 1, n)`.
@@ -124,11 +162,12 @@ impl<'r> Selector<'r> {
             };
         }
         let args: Vec<Selected> = e.args().iter().map(|a| self.select(a)).collect();
+        let expr = e
+            .with_args(args.iter().map(|a| a.expr.clone()).collect())
+            .expect("selection keeps types");
         let mut best = Selected {
-            cost: generic_cost(e, self.register_bits) + args.iter().map(|a| a.cost).sum::<f64>(),
-            expr: e
-                .with_args(args.iter().map(|a| a.expr.clone()).collect())
-                .expect("selection keeps types"),
+            cost: dag_cost(&expr, self.register_bits),
+            expr,
         };
         if !self.active.insert(e.id()) {
             return best;
@@ -148,7 +187,8 @@ impl<'r> Selector<'r> {
             }
         }
         if e.op().is_fpir() {
-            let def = crate::fpir::definition(e.op(), e.ty(), e.args());
+            let def =
+                super::prepare::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()));
             let cand = self.select(&def);
             if cand.cost < best.cost {
                 best = cand;
@@ -160,17 +200,20 @@ impl<'r> Selector<'r> {
 
     /// Selects a rule's right-hand side: its instructions stay, everything else is selected.
     fn select_rhs(&mut self, e: &Expr) -> Selected {
+        let expr = self.select_rhs_expr(e);
+        Selected {
+            cost: dag_cost(&expr, self.register_bits),
+            expr,
+        }
+    }
+
+    fn select_rhs_expr(&mut self, e: &Expr) -> Expr {
         match e.op() {
-            Op::Instr(i) => {
-                let args: Vec<Selected> = e.args().iter().map(|a| self.select_rhs(a)).collect();
-                Selected {
-                    cost: instr_cost(i) + args.iter().map(|a| a.cost).sum::<f64>(),
-                    expr: e
-                        .with_args(args.into_iter().map(|a| a.expr).collect())
-                        .expect("selection keeps types"),
-                }
+            Op::Instr(_) => {
+                let args: Vec<Expr> = e.args().iter().map(|a| self.select_rhs_expr(a)).collect();
+                e.with_args(args).expect("selection keeps types")
             }
-            _ => self.select(e),
+            _ => self.select(e).expr,
         }
     }
 

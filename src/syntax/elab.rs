@@ -789,6 +789,29 @@ impl<'a> Elaborator<'a> {
             let e = self.intrinsic_call(name, cands, args, span)?;
             return Ok(Val::E(self.apply_annot(e, annot, span)?));
         }
+        if name == "clamp" {
+            // Halide's `clamp(x, lo, hi)` is `max(min(x, hi), lo)`.
+            self.arity(name, args, 3, span)?;
+            let call = |n: &str, a: Vec<Ast>| Ast {
+                kind: AstKind::Call {
+                    name: n.into(),
+                    name_span: name_span.clone(),
+                    angle: None,
+                    args: a,
+                },
+                span: span.clone(),
+            };
+            let inner = call("min", vec![args[0].clone(), args[2].clone()]);
+            let outer = call("max", vec![inner, args[1].clone()]);
+            let v = self.elab(&outer)?;
+            return match annot {
+                Some(_) => {
+                    let e = self.resolve(v, Type::INDEX)?;
+                    Ok(Val::E(self.apply_annot(e, annot, span)?))
+                }
+                None => Ok(v),
+            };
+        }
         let e = match name {
             "cast" => {
                 self.arity(name, args, 1, span)?;

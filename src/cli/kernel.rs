@@ -1,0 +1,420 @@
+//! `harrow compile KERNEL.hk`, `harrow run` and `harrow bench`.
+
+use std::fmt::Write;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::{CliError, read_source};
+use crate::kernel::{self, Kernel, harness};
+use crate::lower;
+
+/// `harrow run`
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The kernel file (`.hk`).
+    pub kernel: PathBuf,
+    /// Target: x86-avx2 or x86-avx512.
+    #[arg(long, default_value = "x86-avx2")]
+    pub target: String,
+    /// Output extents, `W`, `WxH` or `WxHxD` (default: a small odd size, so tails are
+    /// exercised).
+    #[arg(long, value_name = "WxH")]
+    pub size: Option<String>,
+    /// Lanes per vector (default: one register of the widest type the kernel uses).
+    #[arg(long, value_name = "LANES")]
+    pub width: Option<u32>,
+    /// Seed of the random data.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// `harrow bench`
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Target: x86-avx2 or x86-avx512.
+    #[arg(long, default_value = "x86-avx2")]
+    pub target: String,
+    /// Only the kernel with this name (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub only: Vec<String>,
+    /// The directory of `.hk` kernels (default: `benchmarks/` of the repository).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Print machine-readable JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Also compare against this baseline: `halide` (Halide 21 ahead-of-time objects).
+    #[arg(long, value_name = "BASELINE")]
+    pub vs: Option<String>,
+    /// Override the output extents of every kernel (`WxH`), e.g. for a quick run.
+    #[arg(long, value_name = "WxH")]
+    pub size: Option<String>,
+}
+
+/// Reads and elaborates a kernel file.
+pub fn load(path: &Path) -> Result<Kernel, CliError> {
+    let src = read_source(path)?;
+    Ok(kernel::parse(&src)?)
+}
+
+/// Parses `W`, `WxH` or `WxHxD`.
+pub fn parse_size(s: &str, dims: usize) -> Result<Vec<i64>, CliError> {
+    let v: Result<Vec<i64>, _> = s.split('x').map(|p| p.trim().parse::<i64>()).collect();
+    match v {
+        Ok(v) if v.len() == dims && v.iter().all(|&e| e > 0) => Ok(v),
+        _ => Err(CliError::Other(format!(
+            "bad --size `{s}`: the output has {dims} dimension(s), give {} positive extents like `{}`",
+            dims,
+            ["67", "67x13", "19x23x5"][dims - 1]
+        ))),
+    }
+}
+
+/// The default `harrow run` extents: odd, so that tails and narrow rows are exercised.
+pub fn default_run_size(k: &Kernel) -> Vec<i64> {
+    match k.out_vars.len() {
+        1 => vec![203],
+        2 => vec![77, 9],
+        _ => vec![37, 5, 3],
+    }
+}
+
+/// `harrow compile KERNEL.hk`.
+pub fn compile(
+    path: &Path,
+    target: &str,
+    emit: &str,
+    name: &str,
+    width: Option<u32>,
+) -> Result<String, CliError> {
+    let k = load(path)?;
+    let be = lower::backend(target).map_err(CliError::Other)?;
+    match emit {
+        "c" => Ok(harness::c_file(&k, &be, width, name).0),
+        "scalar-c" => Ok(harness::scalar_file(&k, name)),
+        "ir" => {
+            let lanes = width
+                .unwrap_or_else(|| kernel::codegen::default_lanes(&k, be.target.register_bits()));
+            let c = kernel::codegen::compile(&k, &be, lanes);
+            let mut s = String::new();
+            for (i, st) in c.steps.iter().enumerate() {
+                let _ = writeln!(s, "; reduction {i} step");
+                s.push_str(&lower::listing(st));
+            }
+            let _ = writeln!(s, "; output");
+            s.push_str(&lower::listing(&c.body));
+            Ok(s)
+        }
+        "footprint" => {
+            let setup = kernel::reference::Setup {
+                params: k
+                    .params
+                    .iter()
+                    .map(|p| (p.name.clone(), p.default))
+                    .collect(),
+                extents: k.bench_extents.clone(),
+            };
+            Ok(format!(
+                "# input index ranges for output extents {:?} (parameters at their defaults)\n{}",
+                k.bench_extents,
+                harness::footprint_text(&k, &setup)
+            ))
+        }
+        "asm" => {
+            let c = harness::c_file(&k, &be, width, name).0;
+            super::compile::assembly(&c, be.target.as_ref())
+        }
+        _ => Err(CliError::Other(format!(
+            "unknown --emit `{emit}` for a kernel; expected c, scalar-c, asm, ir or footprint"
+        ))),
+    }
+}
+
+/// Runs `harrow run`.
+pub fn cmd_run(a: &RunArgs) -> Result<String, CliError> {
+    let k = load(&a.kernel)?;
+    let be = lower::backend(&a.target).map_err(CliError::Other)?;
+    let size = match &a.size {
+        Some(s) => parse_size(s, k.out_vars.len())?,
+        None => default_run_size(&k),
+    };
+    let r = harness::run(&k, &be, &size, a.width, a.seed).map_err(CliError::Other)?;
+    let dims: Vec<String> = size.iter().map(|e| e.to_string()).collect();
+    match r.mismatch {
+        None => Ok(format!(
+            "{}: ok on {}: {} data sets, {} outputs each checked against the interpreter (harrow {} lanes and scalar C)\n",
+            k.name,
+            a.target,
+            r.cases,
+            dims.join("x"),
+            r.lanes
+        )),
+        Some(m) => Err(CliError::Failed(format!(
+            "{}: WRONG on {}: {m}\n",
+            k.name, a.target
+        ))),
+    }
+}
+
+/// The kernel files of a directory, sorted.
+pub fn kernel_files(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| CliError::Other(format!("cannot read {}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "hk"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+fn default_bench_dir() -> PathBuf {
+    let here = PathBuf::from("benchmarks");
+    if here.is_dir() {
+        return here;
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benchmarks")
+}
+
+/// Runs `harrow bench`.
+pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
+    let dir = a.dir.clone().unwrap_or_else(default_bench_dir);
+    let files = kernel_files(&dir)?;
+    let t0 = std::time::Instant::now();
+    let be = lower::backend(&a.target).map_err(CliError::Other)?;
+    let backend_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let mut kernels = Vec::new();
+    for f in &files {
+        let k = load(f)?;
+        if a.only.is_empty() || a.only.contains(&k.name) {
+            kernels.push(k);
+        }
+    }
+    if kernels.is_empty() {
+        return Err(CliError::Other(format!(
+            "no kernels to run in {} (--only {:?})",
+            dir.display(),
+            a.only
+        )));
+    }
+    let halide = match a.vs.as_deref() {
+        None => None,
+        Some("halide") => Some(crate::kernel::halide::Halide::detect()),
+        Some(other) => {
+            return Err(CliError::Other(format!(
+                "unknown --vs `{other}`; expected `halide`"
+            )));
+        }
+    };
+    let tty = std::io::stderr().is_terminal() && !a.json;
+    let bar = if tty {
+        let b = indicatif::ProgressBar::new(kernels.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {msg}")
+                .expect("a valid template"),
+        );
+        Some(b)
+    } else {
+        None
+    };
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    for k in &kernels {
+        if let Some(b) = &bar {
+            b.set_message(k.name.clone());
+        } else if !a.json {
+            eprintln!("bench: {}", k.name);
+        }
+        let extents = match &a.size {
+            Some(s) => parse_size(s, k.out_vars.len())?,
+            None => k.bench_extents.clone(),
+        };
+        // Correctness first: the reference interpreter on small data.
+        let check = harness::run(k, &be, &default_run_size(k), None, 1);
+        match check {
+            Ok(r) if r.mismatch.is_none() => {}
+            Ok(r) => {
+                failures.push(format!("{}: {}", k.name, r.mismatch.unwrap_or_default()));
+                continue;
+            }
+            Err(e) => {
+                failures.push(format!("{}: {e}", k.name));
+                continue;
+            }
+        }
+        match harness::bench(k, &be, &extents, None, halide.as_ref()) {
+            Ok(r) => rows.push(r),
+            Err(e) => failures.push(e),
+        }
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+    }
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let out = if a.json {
+        bench_json(&a.target, &rows, backend_ms, halide.as_ref(), &failures)
+    } else {
+        bench_table(&a.target, &rows, backend_ms, halide.as_ref(), &failures)
+    };
+    if failures.is_empty() {
+        Ok(out)
+    } else {
+        Err(CliError::Failed(out))
+    }
+}
+
+/// Geometric mean.
+pub fn geomean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
+}
+
+fn bench_table(
+    target: &str,
+    rows: &[harness::BenchResult],
+    backend_ms: f64,
+    halide: Option<&crate::kernel::halide::Halide>,
+    failures: &[String],
+) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "harrow bench --target {target}: ns per output element (minimum of interleaved runs), clang-19 -O3 for both"
+    );
+    let hcol = halide.is_some();
+    let _ = write!(
+        s,
+        "{:<16} {:>11} {:>7} {:>10} {:>10} {:>8}",
+        "kernel", "size", "lanes", "harrow", "clang -O3", "speedup"
+    );
+    if hcol {
+        let _ = write!(s, " {:>10} {:>9}", "halide", "vs halide");
+    }
+    let _ = writeln!(s, " {:>11}", "compile ms");
+    for r in rows {
+        let size: Vec<String> = r.extents.iter().map(|e| e.to_string()).collect();
+        let _ = write!(
+            s,
+            "{:<16} {:>11} {:>7} {:>10.4} {:>10.4} {:>7.2}x",
+            r.name,
+            size.join("x"),
+            r.lanes,
+            r.harrow_ns,
+            r.scalar_ns,
+            r.speedup()
+        );
+        if hcol {
+            match r.halide_ns {
+                Some(h) => {
+                    let _ = write!(s, " {:>10.4} {:>8.2}x", h, h / r.harrow_ns);
+                }
+                None => {
+                    let _ = write!(s, " {:>10} {:>9}", "-", "-");
+                }
+            }
+        }
+        let _ = writeln!(s, " {:>11.3}", r.compile_us / 1e3);
+    }
+    let sp: Vec<f64> = rows.iter().map(|r| r.speedup()).collect();
+    let _ = writeln!(
+        s,
+        "geometric mean speedup over clang -O3: {:.3}x ({} kernels)",
+        geomean(&sp),
+        rows.len()
+    );
+    if let Some(h) = halide {
+        let hv: Vec<f64> = rows
+            .iter()
+            .filter_map(|r| r.halide_ns.map(|x| x / r.harrow_ns))
+            .collect();
+        match &h.status {
+            Ok(_) => {
+                let _ = writeln!(
+                    s,
+                    "geometric mean speedup over Halide 21: {:.3}x ({} kernels)",
+                    geomean(&hv),
+                    hv.len()
+                );
+            }
+            Err(why) => {
+                let _ = writeln!(s, "halide column: {why}");
+            }
+        }
+    }
+    let _ = writeln!(
+        s,
+        "compile time: max {:.3} ms per kernel (backend tables built once: {backend_ms:.1} ms)",
+        rows.iter().map(|r| r.compile_us).fold(0.0, f64::max) / 1e3
+    );
+    for f in failures {
+        let _ = writeln!(s, "FAILED {f}");
+    }
+    s
+}
+
+fn bench_json(
+    target: &str,
+    rows: &[harness::BenchResult],
+    backend_ms: f64,
+    halide: Option<&crate::kernel::halide::Halide>,
+    failures: &[String],
+) -> String {
+    let esc = |s: &str| {
+        s.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+    };
+    let mut s = String::from("{\n");
+    let _ = writeln!(s, "  \"target\": \"{target}\",");
+    let _ = writeln!(s, "  \"unit\": \"ns per output element\",");
+    s.push_str("  \"kernels\": [\n");
+    for (i, r) in rows.iter().enumerate() {
+        let h = match r.halide_ns {
+            Some(h) => format!("{h:.6}"),
+            None => "null".into(),
+        };
+        let _ = writeln!(
+            s,
+            "    {{\"name\": \"{}\", \"extents\": {:?}, \"lanes\": {}, \"harrow_ns\": {:.6}, \"clang_ns\": {:.6}, \"speedup\": {:.4}, \"halide_ns\": {h}, \"compile_ms\": {:.4}, \"reps\": {}}}{}",
+            r.name,
+            r.extents,
+            r.lanes,
+            r.harrow_ns,
+            r.scalar_ns,
+            r.speedup(),
+            r.compile_us / 1e3,
+            r.reps,
+            if i + 1 < rows.len() { "," } else { "" }
+        );
+    }
+    s.push_str("  ],\n");
+    let sp: Vec<f64> = rows.iter().map(|r| r.speedup()).collect();
+    let _ = writeln!(s, "  \"geomean_speedup_vs_clang\": {:.4},", geomean(&sp));
+    let hv: Vec<f64> = rows
+        .iter()
+        .filter_map(|r| r.halide_ns.map(|x| x / r.harrow_ns))
+        .collect();
+    match halide.map(|h| &h.status) {
+        Some(Ok(_)) => {
+            let _ = writeln!(s, "  \"geomean_speedup_vs_halide\": {:.4},", geomean(&hv));
+        }
+        Some(Err(why)) => {
+            let _ = writeln!(
+                s,
+                "  \"geomean_speedup_vs_halide\": null,\n  \"halide\": \"{}\",",
+                esc(why)
+            );
+        }
+        None => {}
+    }
+    let _ = writeln!(s, "  \"backend_ms\": {backend_ms:.3},");
+    let f: Vec<String> = failures.iter().map(|x| format!("\"{}\"", esc(x))).collect();
+    let _ = writeln!(s, "  \"failures\": [{}]", f.join(", "));
+    s.push_str("}\n");
+    s
+}

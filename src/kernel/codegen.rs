@@ -1,0 +1,411 @@
+//! Vectorized C for a kernel on a target.
+//!
+//! The innermost output dimension is split into vectors of `N` lanes. For one vector, the
+//! body becomes an `N`-lane IR expression whose buffer reads are loads from *row pointers*
+//! (a buffer advanced by its outer indices), so `crate::lower` lifts it, cuts it into
+//! register-sized chunks and selects instructions exactly as for any other expression.
+//! Reductions that stay loops keep an `N`-lane accumulator in a local array (clang keeps
+//! it in registers); each loop step is lowered the same way.
+//!
+//! Tails: when a row is at least `N` wide, the last vector is shifted left to end at the
+//! row's end (it recomputes a few outputs, which is harmless because outputs are pure).
+//! Narrower rows use the scalar code. Loads never go past what [`super::reference::footprint`]
+//! reports, so callers pad inputs to that footprint (the boundary convention of
+//! `docs/kernels.md`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+
+use super::{Affine, Kernel, Leaf, leaf, scalar};
+use crate::ir::{Expr, Op, mk, mk_typed};
+use crate::lower::emit::{FnWriter, c_ident};
+use crate::lower::{Backend, Lowered, prepare};
+use crate::types::{Elem, Type};
+
+/// The IR name of the vector's first output position in its row.
+pub const VEC_POS: &str = "hv_x";
+
+/// A kernel compiled for a target.
+pub struct Compiled {
+    /// Lanes per vector.
+    pub lanes: u32,
+    /// The final expression, lowered.
+    pub body: Lowered,
+    /// Each loop reduction's step, lowered.
+    pub steps: Vec<Lowered>,
+    /// Row pointers: input and outer indices.
+    pub rows: Vec<(usize, Vec<Affine>)>,
+}
+
+impl Compiled {
+    /// Estimated cost (cycles) of one vector of output, loop steps counted once.
+    pub fn cost(&self) -> f64 {
+        self.body.cost() + self.steps.iter().map(|s| s.cost()).sum::<f64>()
+    }
+}
+
+/// The default vector width: one register of the widest type the kernel computes with.
+pub fn default_lanes(k: &Kernel, register_bits: u32) -> u32 {
+    legal_lanes(k, (register_bits / k.widest_bits()).max(1))
+}
+
+/// The vector width actually used for a requested one: a power of two, and at least 128
+/// bits of output, because selection works on chunks of at least that much and a chunk
+/// wider than the vector would read past the input footprint.
+pub fn legal_lanes(k: &Kernel, requested: u32) -> u32 {
+    requested
+        .max(128 / k.out_elem.bits())
+        .max(1)
+        .next_power_of_two()
+}
+
+fn i32c(v: i64) -> Expr {
+    Expr::int(Elem::I32, v as i128).expect("index constants fit in i32")
+}
+
+/// The IR of a scalar affine index over domain variables (output variables never appear:
+/// they are folded into row pointers or are the vector position).
+fn affine_ir(a: &Affine) -> Expr {
+    let mut e = i32c(a.c);
+    for (v, &c) in &a.terms {
+        let mut t = Expr::var(v.as_str(), Type::INDEX);
+        if c != 1 {
+            t = mk(Op::Mul, vec![t, i32c(c)]);
+        }
+        e = if e.as_const() == Some(0) {
+            t
+        } else {
+            mk(Op::Add, vec![t, e])
+        };
+    }
+    e
+}
+
+struct Builder<'k> {
+    k: &'k Kernel,
+    lanes: u32,
+    rows: Vec<(usize, Vec<Affine>)>,
+}
+
+impl Builder<'_> {
+    fn row(&mut self, input: usize, outer: Vec<Affine>) -> usize {
+        let key = (input, outer);
+        match self.rows.iter().position(|r| *r == key) {
+            Some(i) => i,
+            None => {
+                self.rows.push(key);
+                self.rows.len() - 1
+            }
+        }
+    }
+
+    /// The `N`-lane expression of a one-lane kernel expression.
+    fn vector(&mut self, e: &Expr) -> Expr {
+        let v = self.k.vec_var().to_string();
+        let n = self.lanes;
+        let mut loads: BTreeMap<String, Expr> = BTreeMap::new();
+        for (name, _) in crate::ir::visit::free_vars(e) {
+            let load = match leaf(&name) {
+                Leaf::Access(a) => {
+                    let acc = &self.k.accesses[a];
+                    let elem = self.k.inputs[acc.input].elem;
+                    // Domain variables stay in the row pointer too: such rows are declared
+                    // inside the loops that bind them.
+                    let outer: Vec<Affine> = acc.idx[1..].to_vec();
+                    let row = self.row(acc.input, outer);
+                    let stride = acc.idx[0].coef(&v);
+                    let rest = affine_ir(&acc.idx[0].without(&v));
+                    let pos = Expr::var(VEC_POS, Type::INDEX);
+                    let base = if stride == 0 {
+                        rest
+                    } else {
+                        let p = if stride == 1 {
+                            pos
+                        } else {
+                            mk(Op::Mul, vec![pos, i32c(stride)])
+                        };
+                        if rest.as_const() == Some(0) {
+                            p
+                        } else {
+                            mk(Op::Add, vec![p, rest])
+                        }
+                    };
+                    let buf = format!("hv_row{row}");
+                    if stride == 0 {
+                        mk_typed(
+                            Op::Load(buf.as_str().into(), None),
+                            Type::scalar(elem),
+                            vec![base],
+                        )
+                        .broadcast(n)
+                    } else {
+                        let idx =
+                            mk_typed(Op::Ramp, Type::vec(Elem::I32, n), vec![base, i32c(stride)]);
+                        mk_typed(
+                            Op::Load(buf.as_str().into(), None),
+                            Type::vec(elem, n),
+                            vec![idx],
+                        )
+                    }
+                }
+                Leaf::Reduction(r) => {
+                    let t = self.k.reductions[r].body.ty().elem;
+                    let idx = mk_typed(Op::Ramp, Type::vec(Elem::I32, n), vec![i32c(0), i32c(1)]);
+                    mk_typed(
+                        Op::Load(format!("hv_r{r}").as_str().into(), None),
+                        Type::vec(t, n),
+                        vec![idx],
+                    )
+                }
+                Leaf::Scalar => continue,
+            };
+            loads.insert(name.to_string(), load);
+        }
+        super::widen(e, n, &|x| match x.op() {
+            Op::Var(name) => loads.get(&**name).cloned(),
+            _ => None,
+        })
+    }
+}
+
+/// Lowers a kernel for `backend` with `lanes` per vector.
+pub fn compile(k: &Kernel, backend: &Backend, lanes: u32) -> Compiled {
+    let lanes = legal_lanes(k, lanes);
+    let mut b = Builder {
+        k,
+        lanes,
+        rows: Vec::new(),
+    };
+    let steps = k
+        .reductions
+        .iter()
+        .enumerate()
+        .map(|(r, red)| {
+            let t = red.body.ty();
+            let acc = Expr::var(format!("@r{r}").as_str(), t);
+            let step = b.vector(&red.kind.combine(&acc, &red.body));
+            crate::lower::lower(&step, backend)
+        })
+        .collect();
+    let body = b.vector(&k.body);
+    let body = crate::lower::lower(&body, backend);
+    Compiled {
+        lanes,
+        body,
+        steps,
+        rows: b.rows,
+    }
+}
+
+fn uses_domain_var(k: &Kernel, outer: &[Affine]) -> bool {
+    outer
+        .iter()
+        .any(|a| a.terms.keys().any(|v| !k.out_vars.contains(v)))
+}
+
+/// Writes the C of a compiled kernel.
+struct Emitter<'a> {
+    k: &'a Kernel,
+    c: &'a Compiled,
+    target: &'a dyn crate::isa::target::Target,
+    types: BTreeSet<Type>,
+    out: String,
+}
+
+impl Emitter<'_> {
+    fn line(&mut self, indent: usize, s: &str) {
+        let _ = writeln!(self.out, "{:indent$}{s}", "");
+    }
+
+    fn row_decl(&mut self, indent: usize, r: usize) {
+        let (input, outer) = &self.c.rows[r];
+        let inp = &self.k.inputs[*input];
+        let mut off = String::new();
+        for (d, ix) in outer.iter().enumerate() {
+            let _ = write!(
+                off,
+                " + (ptrdiff_t){} * {}",
+                ix.c_text(&|v| scalar::loop_var(self.k, v)),
+                scalar::stride(&inp.name, d + 1)
+            );
+        }
+        self.line(
+            indent,
+            &format!(
+                "const {} *b_hv_row{r} = {}{off};",
+                inp.elem.c_name(),
+                scalar::base_ptr(&inp.name)
+            ),
+        );
+    }
+
+    /// Rows read directly (not through inner reductions) by a lowered expression.
+    fn rows_of(l: &Lowered) -> BTreeSet<usize> {
+        l.params
+            .buffers
+            .keys()
+            .filter_map(|b| b.strip_prefix("hv_row").and_then(|s| s.parse().ok()))
+            .collect()
+    }
+
+    fn reductions_of(l: &Lowered) -> BTreeSet<usize> {
+        l.params
+            .buffers
+            .keys()
+            .filter_map(|b| b.strip_prefix("hv_r").and_then(|s| s.parse().ok()))
+            .collect()
+    }
+
+    /// Emits the chunk loop of `l`, storing each chunk with `store(value, lanes)`.
+    fn chunks(&mut self, indent: usize, l: &Lowered, dest: &str) {
+        let lanes = l.prepared.chunk_lanes;
+        let n = l.prepared.lanes;
+        let mut w = FnWriter::new(self.target);
+        w.bind(&prepare::chunk_var(), prepare::CHUNK_VAR);
+        w.set_indent(&" ".repeat(indent + 4));
+        let r = w.value(&l.selected);
+        let body = w.take_body();
+        self.types.extend(w.types.iter().copied());
+        let x = prepare::CHUNK_VAR;
+        self.line(
+            indent,
+            &format!("for (int32_t {x} = 0; {x} < {n}; {x} += {lanes}) {{"),
+        );
+        self.out.push_str(&body);
+        let et = l.out_elem().c_name();
+        if n.is_multiple_of(lanes) {
+            self.line(
+                indent + 4,
+                &format!("memcpy({dest} + {x}, &{r}, {lanes} * sizeof({et}));"),
+            );
+        } else {
+            self.line(
+                indent + 4,
+                &format!(
+                    "{{ int32_t n_ = {n} - {x}; if (n_ > {lanes}) n_ = {lanes}; memcpy({dest} + {x}, &{r}, (size_t)n_ * sizeof({et})); }}"
+                ),
+            );
+        }
+        self.line(indent, "}");
+    }
+
+    /// Emits reduction `r` (its inner reductions first, inside its loop).
+    fn reduction(&mut self, indent: usize, r: usize) {
+        let red = &self.k.reductions[r];
+        let step = &self.c.steps[r];
+        let t = red.body.ty().elem;
+        let n = self.c.lanes;
+        self.line(
+            indent,
+            &format!(
+                "{} b_hv_r{r}[{n}]; for (int i = 0; i < {n}; i++) b_hv_r{r}[i] = ({})({});",
+                t.c_name(),
+                t.c_name(),
+                red.kind.init(t)
+            ),
+        );
+        let mut ind = indent;
+        for d in red.dom.iter().rev() {
+            let v = scalar::loop_var(self.k, &d.var);
+            self.line(
+                ind,
+                &format!(
+                    "for (int32_t {v} = {}; {v} < {}; {v}++) {{",
+                    d.lo,
+                    scalar::bound(&d.hi)
+                ),
+            );
+            ind += 4;
+        }
+        for row in Self::rows_of(step) {
+            if uses_domain_var(self.k, &self.c.rows[row].1) {
+                self.row_decl(ind, row);
+            }
+        }
+        for inner in Self::reductions_of(step) {
+            if inner != r {
+                self.reduction(ind, inner);
+            }
+        }
+        self.chunks(ind, step, &format!("b_hv_r{r}"));
+        for _ in &red.dom {
+            ind -= 4;
+            self.line(ind, "}");
+        }
+    }
+}
+
+/// The vector C function of a compiled kernel, named `fname`, with the scalar fallback.
+/// Returns the typedefs and the function separately (typedefs go first in the file).
+pub fn function(
+    k: &Kernel,
+    c: &Compiled,
+    target: &dyn crate::isa::target::Target,
+    fname: &str,
+) -> (String, String) {
+    let mut em = Emitter {
+        k,
+        c,
+        target,
+        types: BTreeSet::new(),
+        out: String::new(),
+    };
+    let n = c.lanes;
+    em.line(0, &format!("{} {{", scalar::signature(k, fname)));
+    let dims = k.out_vars.len();
+    let mut ind = 4;
+    for d in (1..dims).rev() {
+        let v = scalar::loop_var(k, &k.out_vars[d]);
+        em.line(ind, &format!("for (int32_t {v} = 0; {v} < e{d}; {v}++) {{"));
+        ind += 4;
+    }
+    let mut out_off = String::new();
+    for d in 1..dims {
+        let _ = write!(
+            out_off,
+            " + (ptrdiff_t){} * out_s{d}",
+            scalar::loop_var(k, &k.out_vars[d])
+        );
+    }
+    em.line(
+        ind,
+        &format!("{} *hv_out = out{out_off};", k.out_elem.c_name()),
+    );
+    // Rows that only depend on output variables are set once per row.
+    for r in 0..c.rows.len() {
+        if !uses_domain_var(k, &c.rows[r].1) {
+            em.row_decl(ind, r);
+        }
+    }
+    let pos = c_ident("p_", VEC_POS);
+    em.line(ind, &format!("if (e0 >= {n}) {{"));
+    em.line(
+        ind + 4,
+        &format!("for (int32_t {pos} = 0;; {pos} += {n}) {{"),
+    );
+    em.line(ind + 8, &format!("if ({pos} > e0 - {n}) {pos} = e0 - {n};"));
+    for r in Emitter::reductions_of(&c.body) {
+        em.reduction(ind + 8, r);
+    }
+    em.chunks(ind + 8, &c.body, &format!("hv_out + {pos}"));
+    em.line(ind + 8, &format!("if ({pos} == e0 - {n}) break;"));
+    em.line(ind + 4, "}");
+    em.line(ind, "} else {");
+    let v0 = scalar::loop_var(k, k.vec_var());
+    em.line(
+        ind + 4,
+        &format!("for (int32_t {v0} = 0; {v0} < e0; {v0}++) {{"),
+    );
+    let mut w = scalar::Writer::new(k, ind + 8);
+    let r = w.value(&k.body);
+    em.out.push_str(&w.out);
+    em.line(ind + 8, &format!("hv_out[{v0}] = {r};"));
+    em.line(ind + 4, "}");
+    em.line(ind, "}");
+    for _ in 1..dims {
+        ind -= 4;
+        em.line(ind, "}");
+    }
+    em.line(0, "}");
+    (crate::lower::emit::typedefs(&em.types), em.out)
+}

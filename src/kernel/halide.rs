@@ -1,0 +1,99 @@
+//! Halide 21 as a second baseline (`harrow bench --vs halide`).
+//!
+//! `bench/halide/<kernel>.py` writes the same algorithm with Halide's Python API
+//! (`pip install halide`), vectorized at the same width without parallelism, and compiles
+//! it ahead of time for the target (`bench/halide/common.py`). The object and header are
+//! linked into the benchmark program next to harrow's code and the scalar baseline, and its
+//! output is compared with theirs before it is timed. Without Python or the `halide`
+//! module the column says why instead of failing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Whether Halide is usable here.
+pub struct Halide {
+    /// The Halide include directory, or why Halide cannot be used.
+    pub status: Result<PathBuf, String>,
+    /// The directory of the generator scripts.
+    pub scripts: PathBuf,
+}
+
+/// A Halide pipeline built for one kernel.
+pub struct HalideBuild {
+    /// The object file.
+    pub object: PathBuf,
+    /// The generated header.
+    pub header: PathBuf,
+    /// The include directory of `HalideRuntime.h`.
+    pub include: PathBuf,
+}
+
+/// Halide's target string for a harrow target.
+pub fn target_string(target: &str) -> Option<&'static str> {
+    match target {
+        "x86-avx2" => Some("x86-64-linux-avx2-no_asserts"),
+        "x86-avx512" => Some("x86-64-linux-avx512_skylake-no_asserts"),
+        "arm-neon" => Some("arm-64-linux-arm_dot_prod-no_asserts"),
+        _ => None,
+    }
+}
+
+impl Halide {
+    /// Looks for `python3` with the `halide` module.
+    pub fn detect() -> Halide {
+        let scripts = {
+            let here = PathBuf::from("bench/halide");
+            if here.is_dir() {
+                here
+            } else {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("bench/halide")
+            }
+        };
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import halide, os; print(os.path.join(os.path.dirname(halide.__file__), 'include'))",
+            ])
+            .output();
+        let status = match out {
+            Err(e) => Err(format!("Halide not available: cannot run python3 ({e})")),
+            Ok(o) if !o.status.success() => {
+                Err("Halide not installed (`pip install halide` gives Halide 21)".to_string())
+            }
+            Ok(o) => Ok(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())),
+        };
+        Halide { status, scripts }
+    }
+
+    /// Builds the Halide pipeline of `kernel` for `target` into `dir`; `Ok(None)` when there
+    /// is no script for it (or Halide is missing).
+    pub fn build(
+        &self,
+        kernel: &str,
+        target: &str,
+        dir: &Path,
+    ) -> Result<Option<HalideBuild>, String> {
+        let Ok(include) = &self.status else {
+            return Ok(None);
+        };
+        let script = self.scripts.join(format!("{kernel}.py"));
+        if !script.is_file() {
+            return Ok(None);
+        }
+        let Some(t) = target_string(target) else {
+            return Ok(None);
+        };
+        std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        let mut cmd = Command::new("python3");
+        cmd.arg(&script)
+            .args(["--target", t, "--name", "halide_kernel", "--out"])
+            .arg(dir);
+        crate::isa::target::run_to_string(cmd)
+            .map_err(|e| format!("{kernel}: the Halide generator failed: {e}"))?;
+        Ok(Some(HalideBuild {
+            object: dir.join("halide_kernel.o"),
+            header: dir.join("halide_kernel.h"),
+            include: include.clone(),
+        }))
+    }
+}

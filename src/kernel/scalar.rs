@@ -1,0 +1,358 @@
+//! Plain scalar C for a kernel: the "LLVM alone" baseline and the vector code's fallback
+//! for rows narrower than one vector.
+//!
+//! It is the C a careful programmer writes: one statement per operation in the natural
+//! type, wrapping arithmetic through unsigned types (signed overflow is undefined in C),
+//! FPIR operations spelled out by their definitions (`crate::fpir`). Only operations C has
+//! no safe spelling for (variable shift amounts, division by a non-constant) call the exact
+//! helpers of `prelude.h`.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::{Bound, Kernel, Leaf, leaf};
+use crate::ir::{Expr, Op};
+use crate::lower::emit::c_ident;
+use crate::types::Elem;
+
+/// The C name of a loop variable (output or domain variable).
+pub fn loop_var(k: &Kernel, v: &str) -> String {
+    if k.out_vars.iter().any(|x| x == v) {
+        c_ident("v_", v)
+    } else {
+        c_ident("p_", v)
+    }
+}
+
+/// The C name of an input's base pointer.
+pub fn base_ptr(name: &str) -> String {
+    c_ident("in_", name)
+}
+
+/// The C name of an input's stride in dimension `d` (elements).
+pub fn stride(name: &str, d: usize) -> String {
+    format!("{}_s{d}", c_ident("st_", name))
+}
+
+/// The C parameter list shared by the vector and scalar functions.
+pub fn signature(k: &Kernel, fname: &str) -> String {
+    let mut s = format!("void {fname}({} *restrict out", k.out_elem.c_name());
+    for d in 1..k.out_vars.len() {
+        let _ = write!(s, ", int32_t out_s{d}");
+    }
+    for inp in &k.inputs {
+        let _ = write!(
+            s,
+            ", const {} *restrict {}",
+            inp.elem.c_name(),
+            base_ptr(&inp.name)
+        );
+        for d in 1..inp.dims {
+            let _ = write!(s, ", int32_t {}", stride(&inp.name, d));
+        }
+    }
+    for p in &k.params {
+        let _ = write!(s, ", {} {}", p.elem.c_name(), c_ident("p_", &p.name));
+    }
+    for d in 0..k.out_vars.len() {
+        let _ = write!(s, ", int32_t e{d}");
+    }
+    s.push(')');
+    s
+}
+
+/// The C text of a domain bound.
+pub fn bound(b: &Bound) -> String {
+    match b {
+        Bound::Const(c) => c.to_string(),
+        Bound::Param(p) => format!("(int32_t){}", c_ident("p_", p)),
+    }
+}
+
+fn literal(elem: Elem, v: i128) -> String {
+    match elem {
+        Elem::I64 if v == i64::MIN as i128 => "INT64_MIN".into(),
+        Elem::I64 | Elem::I32 => format!("(({}){v}LL)", elem.c_name()),
+        _ if elem.is_internal() => format!("(({}){v}LL)", elem.c_name()),
+        _ => format!("(({}){v}ULL)", elem.c_name()),
+    }
+}
+
+fn wide_unsigned(e: Elem) -> &'static str {
+    match e.bits() {
+        0..=32 => "uint32_t",
+        33..=64 => "uint64_t",
+        _ => "unsigned __int128",
+    }
+}
+
+/// Writes statements computing one-lane expressions.
+pub struct Writer<'k> {
+    k: &'k Kernel,
+    /// The statements.
+    pub out: String,
+    scopes: Vec<HashMap<usize, String>>,
+    next: usize,
+    indent: usize,
+}
+
+impl<'k> Writer<'k> {
+    /// A writer for `k` starting at indentation `indent` (spaces).
+    pub fn new(k: &'k Kernel, indent: usize) -> Self {
+        Writer {
+            k,
+            out: String::new(),
+            scopes: vec![HashMap::new()],
+            next: 0,
+            indent,
+        }
+    }
+
+    fn line(&mut self, s: &str) {
+        let _ = writeln!(self.out, "{:w$}{s}", "", w = self.indent);
+    }
+
+    fn lookup(&self, id: usize) -> Option<String> {
+        self.scopes.iter().rev().find_map(|m| m.get(&id).cloned())
+    }
+
+    /// The C text of the buffer element read by access `a`.
+    fn access(&self, a: usize) -> String {
+        let acc = &self.k.accesses[a];
+        let name = &self.k.inputs[acc.input].name;
+        let mut idx = acc.idx[0].c_text(&|v| loop_var(self.k, v));
+        for (d, ix) in acc.idx.iter().enumerate().skip(1) {
+            let _ = write!(
+                idx,
+                " + {} * {}",
+                ix.c_text(&|v| loop_var(self.k, v)),
+                stride(name, d)
+            );
+        }
+        format!("{}[{idx}]", base_ptr(name))
+    }
+
+    /// Emits `e` and returns the C variable or literal holding it.
+    pub fn value(&mut self, e: &Expr) -> String {
+        if let Some(n) = self.lookup(e.id()) {
+            return n;
+        }
+        let t = e.ty().elem;
+        let ct = t.c_name();
+        if let Op::Var(name) = e.op() {
+            let s = match leaf(name) {
+                Leaf::Access(a) => self.access(a),
+                Leaf::Reduction(r) => self.reduction(r),
+                Leaf::Scalar => {
+                    if self.k.param(name).is_some() {
+                        c_ident("p_", name)
+                    } else {
+                        loop_var(self.k, name)
+                    }
+                }
+            };
+            self.scopes
+                .last_mut()
+                .expect("a scope")
+                .insert(e.id(), s.clone());
+            return s;
+        }
+        if let Some(v) = e.as_const() {
+            return literal(t, v);
+        }
+        if e.op().is_fpir() {
+            let def = crate::fpir::definition(e.op(), e.ty(), e.args());
+            let v = self.value(&def);
+            self.scopes
+                .last_mut()
+                .expect("a scope")
+                .insert(e.id(), v.clone());
+            return v;
+        }
+        let args: Vec<String> = e.args().iter().map(|a| self.value(a)).collect();
+        let a = |i: usize| args[i].clone();
+        let ae = |i: usize| e.arg(i).ty().elem;
+        let w = wide_unsigned(t);
+        let text = match e.op() {
+            Op::Add if t == Elem::Bool => format!("({} ^ {})", a(0), a(1)),
+            Op::Add | Op::Sub | Op::Mul => {
+                let op = match e.op() {
+                    Op::Add => "+",
+                    Op::Sub => "-",
+                    _ => "*",
+                };
+                format!("({ct})(({w}){} {op} ({w}){})", a(0), a(1))
+            }
+            Op::Div | Op::Mod
+                if e.arg(1).as_const().is_some_and(|c| c > 0)
+                    && (!t.is_signed() || t.bits() <= 32) =>
+            {
+                let c = e.arg(1).as_const().expect("constant");
+                let op = if matches!(e.op(), Op::Div) { "/" } else { "%" };
+                if t.is_signed() {
+                    // Floor division: C truncates toward zero.
+                    if matches!(e.op(), Op::Div) {
+                        format!(
+                            "({ct})(({}) >= 0 ? (int64_t)({}) / {c} : ((int64_t)({}) - {}) / {c})",
+                            a(0),
+                            a(0),
+                            a(0),
+                            c - 1
+                        )
+                    } else {
+                        format!("({ct})((((int64_t)({}) % {c}) + {c}) % {c})", a(0))
+                    }
+                } else {
+                    format!("({ct})({} {op} {c})", a(0))
+                }
+            }
+            Op::Div | Op::Mod | Op::Shl | Op::Shr
+                if !(matches!(e.op(), Op::Shl | Op::Shr)
+                    && e.arg(1)
+                        .as_const()
+                        .is_some_and(|c| (0..t.bits() as i128).contains(&c))) =>
+            {
+                // The exact helpers work on canonical bits.
+                let canon =
+                    |i: usize| format!("(hv_u128)({}){}", ae(i).to_unsigned().c_name(), args[i]);
+                let sg = t.is_signed() as u8;
+                let call = match e.op() {
+                    Op::Div => format!("hv_div({}, {}, {}, {sg})", canon(0), canon(1), t.bits()),
+                    Op::Mod => format!("hv_mod({}, {}, {}, {sg})", canon(0), canon(1), t.bits()),
+                    op => format!(
+                        "hv_{}({}, {}, {}, {sg}, {}, {})",
+                        if matches!(op, Op::Shl) { "shl" } else { "shr" },
+                        canon(0),
+                        canon(1),
+                        t.bits(),
+                        ae(1).bits(),
+                        ae(1).is_signed() as u8
+                    ),
+                };
+                format!("({ct})({})({call})", t.to_unsigned().c_name())
+            }
+            Op::Shl => format!("({ct})(({w}){} << {})", a(0), a(1)),
+            Op::Shr => format!("({ct})({} >> {})", a(0), a(1)),
+            Op::Min => format!("({} < {} ? {} : {})", a(0), a(1), a(0), a(1)),
+            Op::Max => format!("({} > {} ? {} : {})", a(0), a(1), a(0), a(1)),
+            Op::And => format!("({ct})({} & {})", a(0), a(1)),
+            Op::Or => format!("({ct})({} | {})", a(0), a(1)),
+            Op::Xor => format!("({ct})({} ^ {})", a(0), a(1)),
+            Op::Not if t == Elem::Bool => format!("({ct})!{}", a(0)),
+            Op::Not => format!("({ct})~{}", a(0)),
+            Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
+                let op = match e.op() {
+                    Op::Eq => "==",
+                    Op::Ne => "!=",
+                    Op::Lt => "<",
+                    Op::Le => "<=",
+                    Op::Gt => ">",
+                    _ => ">=",
+                };
+                format!("({ct})({} {op} {})", a(0), a(1))
+            }
+            Op::Select => format!("({} ? {} : {})", a(0), a(1), a(2)),
+            Op::Cast if t == Elem::Bool => format!("({ct})({} != 0)", a(0)),
+            Op::Cast | Op::Reinterpret => format!("({ct}){}", a(0)),
+            Op::Popcount => format!(
+                "({ct})__builtin_popcountll((uint64_t)({}){})",
+                ae(0).to_unsigned().c_name(),
+                a(0)
+            ),
+            Op::CountLeadingZeros => format!(
+                "({ct})({} == 0 ? {} : __builtin_clzll((uint64_t)({}){}) - {})",
+                a(0),
+                t.bits(),
+                ae(0).to_unsigned().c_name(),
+                a(0),
+                64 - t.bits()
+            ),
+            Op::CountTrailingZeros => format!(
+                "({ct})({} == 0 ? {} : __builtin_ctzll((uint64_t){}))",
+                a(0),
+                t.bits(),
+                a(0)
+            ),
+            op => unreachable!("`{op}` is rejected when a kernel is read"),
+        };
+        self.next += 1;
+        let v = format!("t{}", self.next);
+        self.line(&format!("{ct} {v} = {text};"));
+        self.scopes
+            .last_mut()
+            .expect("a scope")
+            .insert(e.id(), v.clone());
+        v
+    }
+
+    /// Emits the loop of reduction `r` and returns its accumulator.
+    fn reduction(&mut self, r: usize) -> String {
+        let red = self.k.reductions[r].clone();
+        let t = red.body.ty().elem;
+        let ct = t.c_name();
+        self.next += 1;
+        let acc = format!("r{}", self.next);
+        self.line(&format!("{ct} {acc} = {};", literal(t, red.kind.init(t))));
+        for d in red.dom.iter().rev() {
+            let v = loop_var(self.k, &d.var);
+            self.line(&format!(
+                "for (int32_t {v} = {}; {v} < {}; {v}++) {{",
+                d.lo,
+                bound(&d.hi)
+            ));
+            self.indent += 4;
+        }
+        self.scopes.push(HashMap::new());
+        let b = self.value(&red.body);
+        let step = match red.kind {
+            super::ReduceKind::Sum => {
+                format!("({ct})(({w}){acc} + ({w}){b})", w = wide_unsigned(t))
+            }
+            super::ReduceKind::Min => format!("({b} < {acc} ? {b} : {acc})"),
+            super::ReduceKind::Max => format!("({b} > {acc} ? {b} : {acc})"),
+        };
+        self.line(&format!("{acc} = {step};"));
+        self.scopes.pop();
+        for _ in &red.dom {
+            self.indent -= 4;
+            self.line("}");
+        }
+        acc
+    }
+}
+
+/// The scalar C function of a kernel (typedef-free; needs `prelude.h` for rare helpers).
+pub fn function(k: &Kernel, fname: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{} {{", signature(k, fname));
+    let n = k.out_vars.len();
+    let mut indent = 4;
+    for d in (0..n).rev() {
+        let v = loop_var(k, &k.out_vars[d]);
+        let _ = writeln!(
+            s,
+            "{:indent$}for (int32_t {v} = 0; {v} < e{d}; {v}++) {{",
+            ""
+        );
+        indent += 4;
+    }
+    let mut w = Writer::new(k, indent);
+    let r = w.value(&k.body);
+    s.push_str(&w.out);
+    let _ = writeln!(s, "{:indent$}out[{}] = {r};", "", out_index(k));
+    for _ in 0..n {
+        indent -= 4;
+        let _ = writeln!(s, "{:indent$}}}", "");
+    }
+    s.push_str("}\n");
+    s
+}
+
+/// The flat output index of the current point.
+pub fn out_index(k: &Kernel) -> String {
+    let mut s = loop_var(k, &k.out_vars[0]);
+    for d in 1..k.out_vars.len() {
+        let _ = write!(s, " + {} * out_s{d}", loop_var(k, &k.out_vars[d]));
+    }
+    s
+}
