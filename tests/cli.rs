@@ -249,3 +249,85 @@ fn compile_reports_bad_targets_and_bad_expressions() {
     assert_eq!(code, 1);
     assert!(err.contains("unknown --emit"), "{err}");
 }
+
+#[test]
+fn compile_kernel_emits_vector_scalar_ir_and_footprint() {
+    let (code, out, err) = harrow(&["compile", "benchmarks/sobel3x3.hk", "--emit", "c"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("void harrow_kernel(uint8_t *restrict out, int32_t out_s1, const uint8_t *restrict in_in, int32_t st_in_s1"), "{out}");
+    assert!(out.contains("_mm256_"), "{out}");
+    let (code, out, err) = harrow(&["compile", "benchmarks/sobel3x3.hk", "--emit", "scalar-c"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("for (int32_t v_x = 0; v_x < e0; v_x++)"),
+        "{out}"
+    );
+    assert!(!out.contains("_mm"), "{out}");
+    let (code, out, err) = harrow(&[
+        "compile",
+        "benchmarks/sobel3x3.hk",
+        "--emit",
+        "ir",
+        "--target",
+        "x86-avx512",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("_mm512_"), "{out}");
+    let (code, out, err) = harrow(&["compile", "benchmarks/sobel3x3.hk", "--emit", "footprint"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("in: [-1..1921, -1..1081]"), "{out}");
+}
+
+#[test]
+fn bad_kernels_are_reported_at_their_place() {
+    let dir = std::env::temp_dir().join(format!("harrow-cli-kernel-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "input in: u8[2]\noutput out(x, y): u8 = in(x, y) + nope(in(x, y))\n",
+            "bad.hk:2:",
+            "unknown function",
+        ),
+        (
+            "input in: u8[2]\noutput out(x, y): u16 = in(x, y)\n",
+            "bad.hk:2:",
+            "add a cast",
+        ),
+        ("input in: u8[4]\n", "bad.hk:1:", "dimensions (1 to 3)"),
+        (
+            "input in: u8[1]\nparam n: i32 = 4\nrdom r = 0..n\noutput out(x): u8 = sum(r, in(x + r * x))\n",
+            "bad.hk:4:",
+            "multiply two variables",
+        ),
+    ];
+    for (text, at, what) in cases {
+        let f = dir.join("bad.hk");
+        std::fs::write(&f, text).unwrap();
+        let (code, _, err) = harrow(&["compile", f.to_str().unwrap()]);
+        assert_eq!(code, 1, "{text}");
+        assert!(err.contains(at) && err.contains(what), "{text}\n{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_checks_a_kernel_and_bench_reports_json() {
+    let (code, out, err) = harrow(&[
+        "run",
+        "benchmarks/gaussian3x3.hk",
+        "--size",
+        "35x4",
+        "--target",
+        "x86-avx512",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("gaussian3x3: ok on x86-avx512"), "{out}");
+    let (code, _, err) = harrow(&["run", "benchmarks/gaussian3x3.hk", "--size", "35"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("bad --size"), "{err}");
+    let (code, out, err) = harrow(&["bench", "--only", "sobel3x3", "--size", "256x32", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"name\": \"sobel3x3\""), "{out}");
+    assert!(out.contains("\"geomean_speedup_vs_clang\""), "{out}");
+}

@@ -472,8 +472,21 @@ pub fn run(
         ));
     }
     let b = build(k, backend, lanes);
+    run_c(k, backend, &b.c, b.lanes, extents, seed)
+}
+
+/// [`run`] with given C text defining `hv_kernel` and `hv_scalar` (tests inject faults
+/// this way to see them caught).
+pub fn run_c(
+    k: &Kernel,
+    backend: &Backend,
+    c_text: &str,
+    lanes: u32,
+    extents: &[i64],
+    seed: u64,
+) -> Result<RunReport, String> {
     let target = &*backend.target;
-    let mut c = b.c.clone();
+    let mut c = c_text.to_string();
     c.push_str(&main_c(k, false));
     let dir = scratch("run");
     let exe = compile_program(target, &c, &dir, &k.name, None)?;
@@ -514,7 +527,7 @@ pub fn run(
                     return Ok(RunReport {
                         cases: cases.len(),
                         elements,
-                        lanes: b.lanes,
+                        lanes,
                         mismatch: Some(format!(
                             "{who} output differs on data `{}` at {}{:?}: expected {want}, got {got} (params {:?})",
                             case.name, k.out_name, at, case.setup.params
@@ -528,7 +541,7 @@ pub fn run(
     Ok(RunReport {
         cases: cases.len(),
         elements: elements / 2,
-        lanes: b.lanes,
+        lanes,
         mismatch: None,
     })
 }

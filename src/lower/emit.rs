@@ -383,6 +383,27 @@ impl<'t> FnWriter<'t> {
                     t.total_bits() / 8
                 ));
             }
+            Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_)
+                if e.args().len() <= 2
+                    && e.args()
+                        .iter()
+                        .all(|a| a.ty() == e.arg(0).ty() && !a.ty().is_scalar()) =>
+            {
+                // One clang shuffle: it picks good permutes for the target.
+                let la = e.arg(0).ty().lanes as usize;
+                let idx: Vec<String> = (0..n as usize)
+                    .map(|i| {
+                        let (k, j) = lane_source(e, i);
+                        (k * la + j).to_string()
+                    })
+                    .collect();
+                let a = self.name(e.arg(0));
+                let b = self.name(e.arg(e.args().len() - 1));
+                self.line(&format!(
+                    "{ct} {v} = __builtin_shufflevector({a}, {b}, {});",
+                    idx.join(", ")
+                ));
+            }
             Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => {
                 self.line(&format!("{ct} {v};"));
                 let mut s = String::new();
@@ -418,14 +439,23 @@ impl<'t> FnWriter<'t> {
                 }
             }
             _ => {
-                // Lane by lane with the exact helpers.
+                // Lane by lane in natural C (FPIR operations by their definitions), which
+                // clang can often vectorize again.
                 let args: Vec<Expr> = e.args().to_vec();
-                let leaves: HashMap<usize, String> =
-                    args.iter().map(|a| (a.id(), self.canon(a, "i"))).collect();
+                // Splatted constants stay constants, so that C sees shifts by literals.
+                let splat = |a: &Expr| -> Option<Expr> {
+                    match a.op() {
+                        Op::Broadcast if a.arg(0).as_const().is_some() => Some(a.arg(0).clone()),
+                        Op::Const(_) => Some(a.clone()),
+                        _ => None,
+                    }
+                };
                 let scalar_args: Vec<Expr> = args
                     .iter()
                     .enumerate()
-                    .map(|(k, a)| Expr::var(format!("#{k}"), a.ty().element()))
+                    .map(|(k, a)| {
+                        splat(a).unwrap_or_else(|| Expr::var(format!("#{k}"), a.ty().element()))
+                    })
                     .collect();
                 let scalar = e
                     .with_args(scalar_args.clone())
@@ -433,15 +463,30 @@ impl<'t> FnWriter<'t> {
                         Expr::build(e.op().clone(), Some(t.element()), scalar_args.clone())
                     })
                     .expect("every element-wise operator has a one-lane form");
-                let by_var: HashMap<usize, String> = scalar_args
-                    .iter()
-                    .zip(&args)
-                    .map(|(s, a)| (s.id(), leaves[&a.id()].clone()))
-                    .collect();
-                let s = scalar_c(&scalar, &|x| by_var.get(&x.id()).cloned());
+                let mut leaves: HashMap<usize, String> = HashMap::new();
+                for (sa, a) in scalar_args.iter().zip(&args) {
+                    if !matches!(sa.op(), Op::Var(_)) {
+                        continue;
+                    }
+                    let n = self.name(a);
+                    let text = if a.ty().is_scalar() {
+                        n
+                    } else {
+                        format!("{n}[i]")
+                    };
+                    leaves.insert(sa.id(), format!("(({}){text})", a.ty().elem.c_name()));
+                }
+                let mut stmts = String::new();
+                let r = crate::kernel::scalar::natural_c(
+                    &scalar,
+                    &leaves,
+                    &format!("{v}_"),
+                    &mut HashMap::new(),
+                    &mut stmts,
+                );
                 let et = t.elem.c_name();
                 self.line(&format!(
-                    "{ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = ({et})({s});"
+                    "{ct} {v}; for (int i = 0; i < {n}; i++) {{ {stmts}{v}[i] = ({et})({r}); }}"
                 ));
             }
         }
