@@ -71,6 +71,7 @@ impl Halide {
         &self,
         kernel: &str,
         target: &str,
+        lanes: u32,
         dir: &Path,
     ) -> Result<Option<HalideBuild>, String> {
         let Ok(include) = &self.status else {
@@ -86,7 +87,9 @@ impl Halide {
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
         let mut cmd = Command::new("python3");
         cmd.arg(&script)
-            .args(["--target", t, "--name", "halide_kernel", "--out"])
+            .args(["--target", t, "--name", "halide_kernel", "--lanes"])
+            .arg(lanes.to_string())
+            .arg("--out")
             .arg(dir);
         crate::isa::target::run_to_string(cmd)
             .map_err(|e| format!("{kernel}: the Halide generator failed: {e}"))?;

@@ -189,12 +189,6 @@ fn main_c(k: &Kernel, halide: bool) -> String {
         a.extend(out_strides.iter().cloned());
         format!("{f}({}{args_tail})", a.join(", "))
     };
-    let _ = writeln!(
-        s,
-        "    if (!bench) {{ {}; {}; fwrite(o1, sizeof({ot}), on, stdout); fwrite(o2, sizeof({ot}), on, stdout); }}",
-        call("hv_kernel", "o1"),
-        call("hv_scalar", "o2")
-    );
     let mut hcall = String::new();
     if halide {
         let _ = writeln!(
@@ -210,6 +204,12 @@ fn main_c(k: &Kernel, halide: bool) -> String {
         a.push("&hbo".into());
         hcall = format!("halide_kernel({})", a.join(", "));
     }
+    let _ = writeln!(
+        s,
+        "    if (!bench) {{ {}; {}; fwrite(o1, sizeof({ot}), on, stdout); fwrite(o2, sizeof({ot}), on, stdout); }}",
+        call("hv_kernel", "o1"),
+        call("hv_scalar", "o2")
+    );
     let (h_check, h_time, h_best) = if halide {
         (
             format!("int hok = {hcall} == 0 && !memcmp(o1, o3, on * sizeof({ot}));"),
@@ -588,7 +588,7 @@ pub fn bench(
     let target = &*backend.target;
     let dir = scratch("bench");
     let hb = match halide {
-        Some(h) => h.build(&k.name, target.name(), &dir)?,
+        Some(h) => h.build(&k.name, target.name(), b.lanes, &dir)?,
         None => None,
     };
     let mut c = b.c.clone();

@@ -3,9 +3,11 @@
 //! Every vector value is a clang extended vector (`hv_u8x32`, any lane count); register
 //! values convert to and from them by a bit cast, which costs nothing. Instructions become
 //! intrinsic calls; generic nodes become vector operators clang understands
-//! (`+`, `__builtin_elementwise_min`, `__builtin_convertvector`) or, for everything else,
-//! a loop over lanes with the exact helpers of `prelude.h`. Boolean lanes are `uint8_t` 0/1
-//! vectors; AVX-512 mask registers convert to and from them.
+//! (`+`, shifts by constants, `__builtin_elementwise_min`, `__builtin_convertvector`,
+//! `__builtin_shufflevector`) or, for everything else, a loop over lanes in natural C
+//! (`kernel::scalar::natural_c`, FPIR operations by their definitions) that clang can often
+//! vectorize again. Boolean lanes are `uint8_t` 0/1 vectors; AVX-512 mask registers convert
+//! to and from them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
