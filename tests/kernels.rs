@@ -149,3 +149,30 @@ fn scalar_baseline_is_plain_c() {
         assert!(c.contains("void g("), "{path}");
     }
 }
+
+/// `--vs halide`: with Halide 21 installed its pipeline is built, checked against harrow's
+/// output and timed; without it the column says how to get it instead of failing.
+#[test]
+fn halide_baseline_is_built_or_explained() {
+    let h = kernel::halide::Halide::detect();
+    let be = harrow::lower::backend("x86-avx2").unwrap();
+    let k = suite()
+        .into_iter()
+        .find(|(_, k)| k.name == "sobel3x3")
+        .expect("sobel3x3 in the suite")
+        .1;
+    match &h.status {
+        Err(why) => {
+            assert!(
+                why.contains("pip install halide") || why.contains("python3"),
+                "{why}"
+            );
+            eprintln!("Halide is not installed here: {why}");
+        }
+        Ok(_) => {
+            let r = kernel::harness::bench(&k, &be, &[128, 16], None, Some(&h)).unwrap();
+            assert!(r.halide_note.is_none(), "{:?}", r.halide_note);
+            assert!(r.halide_ns.is_some_and(|t| t > 0.0));
+        }
+    }
+}
