@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::ir::{Expr, Op};
-use crate::types::{Elem, Type};
+use crate::types::Elem;
 
 pub use parse::parse;
 
@@ -328,9 +328,4 @@ pub fn widen(e: &Expr, lanes: u32, leaf: &dyn Fn(&Expr) -> Option<Expr>) -> Expr
         }
     });
     r.expect("widening an element-wise expression keeps it well typed")
-}
-
-/// A one-lane type for an element.
-pub fn scalar(elem: Elem) -> Type {
-    Type::scalar(elem)
 }

@@ -47,11 +47,6 @@ impl Data {
         }
         Some(off)
     }
-
-    /// Elements between consecutive indices of dimension `d`.
-    pub fn stride(&self, d: usize) -> i64 {
-        self.dims[..d].iter().map(|x| x.1).product()
-    }
 }
 
 /// Values for one run: parameters and output extents.

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use super::{Bound, Kernel, Leaf, leaf};
 use crate::ir::{Expr, Op};
-use crate::lower::emit::c_ident;
+use crate::lower::emit::{c_ident, c_operator};
 use crate::types::Elem;
 
 /// The C name of a loop variable (output or domain variable).
@@ -107,11 +107,7 @@ pub fn op_text(e: &Expr, args: &[String]) -> String {
     match e.op() {
         Op::Add if t == Elem::Bool => format!("({} ^ {})", a(0), a(1)),
         Op::Add | Op::Sub | Op::Mul => {
-            let op = match e.op() {
-                Op::Add => "+",
-                Op::Sub => "-",
-                _ => "*",
-            };
+            let op = c_operator(e.op()).expect("arithmetic");
             format!("({ct})(({w}){} {op} ({w}){})", a(0), a(1))
         }
         Op::Div | Op::Mod
@@ -171,14 +167,7 @@ pub fn op_text(e: &Expr, args: &[String]) -> String {
         Op::Not if t == Elem::Bool => format!("({ct})!{}", a(0)),
         Op::Not => format!("({ct})~{}", a(0)),
         Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => {
-            let op = match e.op() {
-                Op::Eq => "==",
-                Op::Ne => "!=",
-                Op::Lt => "<",
-                Op::Le => "<=",
-                Op::Gt => ">",
-                _ => ">=",
-            };
+            let op = c_operator(e.op()).expect("a comparison");
             format!("({ct})({} {op} {})", a(0), a(1))
         }
         Op::Select => format!("({} ? {} : {})", a(0), a(1), a(2)),

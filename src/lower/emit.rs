@@ -19,6 +19,26 @@ use crate::types::{Elem, Type};
 /// The C helpers every generated file starts with.
 pub const PRELUDE: &str = include_str!("prelude.h");
 
+/// The C infix operator of a binary operator that C writes infix (arithmetic, bitwise,
+/// comparisons).
+pub fn c_operator(op: &Op) -> Option<&'static str> {
+    Some(match op {
+        Op::Add => "+",
+        Op::Sub => "-",
+        Op::Mul => "*",
+        Op::And => "&",
+        Op::Or => "|",
+        Op::Xor => "^",
+        Op::Eq => "==",
+        Op::Ne => "!=",
+        Op::Lt => "<",
+        Op::Le => "<=",
+        Op::Gt => ">",
+        Op::Ge => ">=",
+        _ => return None,
+    })
+}
+
 /// A C identifier for a user name.
 pub fn c_ident(prefix: &str, name: &str) -> String {
     let mut s = String::from(prefix);
@@ -295,20 +315,12 @@ impl<'t> FnWriter<'t> {
             }
             Op::Add | Op::Sub | Op::Mul if t.elem != Elem::Bool => {
                 let ut = self.ty(unsigned(t));
-                let op = match e.op() {
-                    Op::Add => "+",
-                    Op::Sub => "-",
-                    _ => "*",
-                };
+                let op = c_operator(e.op()).expect("arithmetic");
                 let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
                 self.line(&format!("{ct} {v} = ({ct})(({ut}){a} {op} ({ut}){b});"));
             }
             Op::And | Op::Or | Op::Xor => {
-                let op = match e.op() {
-                    Op::And => "&",
-                    Op::Or => "|",
-                    _ => "^",
-                };
+                let op = c_operator(e.op()).expect("bitwise");
                 let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
                 self.line(&format!("{ct} {v} = {a} {op} {b};"));
             }
@@ -342,14 +354,7 @@ impl<'t> FnWriter<'t> {
             Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge
                 if e.arg(0).ty().elem != Elem::Bool =>
             {
-                let op = match e.op() {
-                    Op::Eq => "==",
-                    Op::Ne => "!=",
-                    Op::Lt => "<",
-                    Op::Le => "<=",
-                    Op::Gt => ">",
-                    _ => ">=",
-                };
+                let op = c_operator(e.op()).expect("a comparison");
                 let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
                 self.line(&format!(
                     "{ct} {v} = __builtin_convertvector(({a} {op} {b}) & 1, {ct});"
