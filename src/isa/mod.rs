@@ -3,8 +3,9 @@
 //!
 //! A target is a folder of description files under `isa/` (embedded in the binary) plus a
 //! thin Rust module with what data cannot say: register widths, C types and compiler
-//! flags ([`x86`]).
+//! flags ([`x86`], [`arm`]).
 
+pub mod arm;
 pub mod desc;
 pub mod hwcheck;
 pub mod instr;

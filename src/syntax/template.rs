@@ -8,8 +8,10 @@
 //!
 //! A `for` block repeats its body for each tuple of values, substituting `{NAME}` (and
 //! `{NAME*K}`, `{NAME/K}`, `{NAME+K}`, `{NAME-K}`, where `K` is a number or another numeric
-//! parameter). A substituted token glued to a neighbouring name or number joins it
-//! (`{P}_add_epi8` becomes `_mm256_add_epi8`, `Tx{L}` becomes `Tx32`). Blocks nest.
+//! parameter, applied left to right when chained: `{B/W-1}`). A substituted token glued to a neighbouring name or number joins it
+//! (`{P}_add_epi8` becomes `_mm256_add_epi8`, `Tx{L}` becomes `Tx32`). The value `_`
+//! stands for nothing, for names that differ by an optional piece (`vadd{Q}_u8` with `Q`
+//! one of `_` and `q` gives `vadd_u8` and `vaddq_u8`). Blocks nest.
 //! Diagnostics point at the template text.
 
 use std::collections::HashMap;
@@ -58,7 +60,8 @@ fn template_value(
     })?;
     let mut j = i + 2;
     let mut value = value;
-    if let Some(Token {
+    // Operators apply left to right: `{B/W-1}` is `(B / W) - 1`.
+    while let Some(Token {
         tok: Tok::Punct(op @ ("*" | "/" | "+" | "-")),
         ..
     }) = toks.get(j)
@@ -261,7 +264,11 @@ pub(crate) fn expand(
                 i = j + 1;
             }
             Tok::Punct("{") => {
-                let (v, next) = template_value(toks, i, env, src)?;
+                let (mut v, next) = template_value(toks, i, env, src)?;
+                if v == Tok::Ident("_".into()) {
+                    // Nothing: an empty name that `glue` absorbs into its neighbours.
+                    v = Tok::Ident(String::new());
+                }
                 let span = t.span.start..toks[next - 1].span.end;
                 out.push(Token { tok: v, span });
                 i = next;
@@ -347,6 +354,16 @@ mod tests {
             words[1].contains("x8") && words[2].contains("x32"),
             "{words:?}"
         );
+    }
+
+    #[test]
+    fn underscore_value_is_nothing() {
+        let src = Source::new("t.isa", "for (Q) in (_), (q):\n vadd{Q}_u8\nend\n");
+        let g = expand_file(&src).unwrap();
+        let words: Vec<String> = g.iter().map(|t| format!("{:?}", t.tok)).collect();
+        assert_eq!(words.len(), 3, "{words:?}");
+        assert!(words[0].contains("\"vadd_u8\""), "{words:?}");
+        assert!(words[1].contains("\"vaddq_u8\""), "{words:?}");
     }
 
     #[test]

@@ -1,0 +1,141 @@
+//! The AArch64 Neon target (`arm-neon`): what the descriptions in `isa/arm/` cannot say.
+//!
+//! Programs are built with clang-19 for `aarch64-linux-gnu` (Armv8.2-A with the dot product
+//! extension, static against the Debian cross sysroot) and run under `qemu-aarch64 -cpu max`.
+
+use std::sync::{Arc, LazyLock};
+
+use super::Isa;
+use crate::diag::{Diag, Source};
+use crate::types::{Elem, Type};
+
+/// The description files, embedded in the binary.
+pub const FILES: &[(&str, &str)] = &[
+    ("isa/arm/arith.isa", include_str!("../../isa/arm/arith.isa")),
+    ("isa/arm/widen.isa", include_str!("../../isa/arm/widen.isa")),
+    ("isa/arm/shift.isa", include_str!("../../isa/arm/shift.isa")),
+    ("isa/arm/mul.isa", include_str!("../../isa/arm/mul.isa")),
+    (
+        "isa/arm/compare.isa",
+        include_str!("../../isa/arm/compare.isa"),
+    ),
+    (
+        "isa/arm/permute.isa",
+        include_str!("../../isa/arm/permute.isa"),
+    ),
+];
+
+/// The AArch64 Neon target with the dot product extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Neon;
+
+/// clang-19 flags for the target.
+pub const CLANG_FLAGS: &[&str] = &[
+    "--target=aarch64-linux-gnu",
+    "-march=armv8.2-a+dotprod",
+    "-static",
+];
+
+/// The Neon type name of a 64- or 128-bit integer vector (`uint8x16_t`).
+pub fn neon_type(t: Type) -> Option<String> {
+    let base = match t.elem {
+        Elem::U8 => "uint8",
+        Elem::I8 => "int8",
+        Elem::U16 => "uint16",
+        Elem::I16 => "int16",
+        Elem::U32 => "uint32",
+        Elem::I32 => "int32",
+        Elem::U64 => "uint64",
+        Elem::I64 => "int64",
+        _ => return None,
+    };
+    match t.total_bits() {
+        64 | 128 if t.lanes > 1 => Some(format!("{base}x{}_t", t.lanes)),
+        _ => None,
+    }
+}
+
+impl super::target::Target for Neon {
+    fn name(&self) -> &str {
+        "arm-neon"
+    }
+
+    fn register_bits(&self) -> u32 {
+        128
+    }
+
+    fn min_register_bits(&self) -> u32 {
+        64
+    }
+
+    fn c_header(&self) -> String {
+        "#include <arm_neon.h>\n#include <stdint.h>\n#include <string.h>\n".into()
+    }
+
+    fn c_type(&self, t: Type) -> Option<String> {
+        if t.elem == Elem::Bool {
+            // Neon compares give all-ones lanes; harrow keeps booleans as 0/1 bytes.
+            return None;
+        }
+        if t.lanes == 1 {
+            return Some(t.elem.c_name().into());
+        }
+        neon_type(t)
+    }
+
+    fn c_load(&self, t: Type, ptr: &str) -> String {
+        // memcpy of a register's bytes compiles to one unaligned `ldr`.
+        let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
+        format!("({{ {ty} v_; memcpy(&v_, (const void *)({ptr}), sizeof v_); v_; }})")
+    }
+
+    fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {
+        let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
+        format!("{{ {ty} v_ = {v}; memcpy((void *)({ptr}), &v_, sizeof v_); }}")
+    }
+
+    fn compiler(&self) -> (String, Vec<String>) {
+        (
+            "clang-19".into(),
+            CLANG_FLAGS.iter().map(|s| s.to_string()).collect(),
+        )
+    }
+
+    fn run_command(&self, exe: &std::path::Path) -> std::process::Command {
+        let mut c = std::process::Command::new("qemu-aarch64");
+        c.arg("-cpu").arg("max").arg(exe);
+        c
+    }
+}
+
+static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| {
+    let sources: Vec<Arc<Source>> = FILES.iter().map(|(n, t)| Source::new(*n, *t)).collect();
+    Isa::load("arm", &sources)
+});
+
+/// Every Arm Neon instruction description.
+pub fn all() -> Result<&'static Isa, Diag> {
+    ALL.as_ref().map_err(|d| d.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_load() {
+        let isa = all().unwrap_or_else(|d| panic!("{d}"));
+        let names: std::collections::BTreeSet<&str> =
+            isa.instrs.iter().map(|i| i.intrinsic.as_str()).collect();
+        assert!(names.len() >= 150, "{} intrinsics", names.len());
+        assert!(names.contains("vdotq_u32") && names.contains("vqrshrun_n_s16"));
+    }
+
+    #[test]
+    fn neon_types() {
+        let t = |s: &str| Type::parse(s, false).unwrap();
+        assert_eq!(neon_type(t("u8x16")).as_deref(), Some("uint8x16_t"));
+        assert_eq!(neon_type(t("i16x4")).as_deref(), Some("int16x4_t"));
+        assert_eq!(neon_type(t("u16x16")), None);
+    }
+}
