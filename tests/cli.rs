@@ -331,3 +331,56 @@ fn run_checks_a_kernel_and_bench_reports_json() {
     assert!(out.contains("\"name\": \"sobel3x3\""), "{out}");
     assert!(out.contains("\"geomean_speedup_vs_clang\""), "{out}");
 }
+
+#[test]
+fn arm_neon_compile_run_and_counted_bench() {
+    harrow::isa::target::require_tool("qemu-aarch64", "qemu-user")
+        .unwrap_or_else(|m| panic!("{m}"));
+    let (code, out, err) = harrow(&[
+        "compile",
+        "rounding_halving_add(a, b)",
+        "--input",
+        "a:u8x16",
+        "--input",
+        "b:u8x16",
+        "--target",
+        "arm-neon",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("#include <arm_neon.h>") && out.contains("vrhaddq_u8"),
+        "{out}"
+    );
+    let (code, out, err) = harrow(&[
+        "compile",
+        "benchmarks/sobel3x3.hk",
+        "--target",
+        "arm-neon",
+        "--emit",
+        "asm",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("uabd") || out.contains("uaddl"), "{out}");
+    let (code, out, err) = harrow(&[
+        "run",
+        "benchmarks/sobel3x3.hk",
+        "--size",
+        "40x3",
+        "--target",
+        "arm-neon",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("sobel3x3: ok on arm-neon"), "{out}");
+    let (code, out, err) = harrow(&[
+        "bench", "--target", "arm-neon", "--only", "sobel3x3", "--size", "64x4", "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("\"unit\": \"executed instructions per output element\""),
+        "{out}"
+    );
+    assert!(
+        out.contains("\"harrow_insns\"") && out.contains("\"hot_loop\""),
+        "{out}"
+    );
+}

@@ -15,7 +15,7 @@ use crate::lower;
 pub struct RunArgs {
     /// The kernel file (`.hk`).
     pub kernel: PathBuf,
-    /// Target: x86-avx2 or x86-avx512.
+    /// Target: x86-avx2, x86-avx512 or arm-neon.
     #[arg(long, default_value = "x86-avx2")]
     pub target: String,
     /// Output extents, `W`, `WxH` or `WxHxD` (default: a small odd size, so tails are
@@ -33,7 +33,7 @@ pub struct RunArgs {
 /// `harrow bench`
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Target: x86-avx2 or x86-avx512.
+    /// Target: x86-avx2, x86-avx512 or arm-neon.
     #[arg(long, default_value = "x86-avx2")]
     pub target: String,
     /// Only the kernel with this name (repeatable).
@@ -243,7 +243,22 @@ pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
                 continue;
             }
         }
-        match harness::bench(k, &be, &extents, None, halide.as_ref()) {
+        // Targets that run under qemu are measured by counting, on smaller data.
+        let counted = be
+            .target
+            .trace_command(std::path::Path::new("p"), std::path::Path::new("l"))
+            .is_some();
+        let result = if counted {
+            let extents = if a.size.is_some() {
+                extents
+            } else {
+                crate::kernel::count::count_extents(&extents)
+            };
+            crate::kernel::count::count(k, &be, &extents, None, halide.as_ref())
+        } else {
+            harness::bench(k, &be, &extents, None, halide.as_ref())
+        };
+        match result {
             Ok(r) => rows.push(r),
             Err(e) => failures.push(e),
         }
@@ -282,18 +297,40 @@ fn bench_table(
     failures: &[String],
 ) -> String {
     let mut s = String::new();
+    let metric = rows
+        .first()
+        .map(|r| r.metric)
+        .unwrap_or(harness::Metric::Time);
+    let how = match metric {
+        harness::Metric::Time => "minimum of interleaved runs",
+        harness::Metric::Executed => "qemu exec trace, one run each",
+    };
     let _ = writeln!(
         s,
-        "harrow bench --target {target}: ns per output element (minimum of interleaved runs), clang-19 -O3 for both"
+        "harrow bench --target {target}: {} ({how}), clang-19 -O3 for both",
+        metric.unit()
     );
     let hcol = halide.is_some();
+    let mca = rows.iter().any(|r| r.loops.is_some());
     let _ = write!(
         s,
         "{:<16} {:>11} {:>7} {:>10} {:>10} {:>8}",
-        "kernel", "size", "lanes", "harrow", "clang -O3", "speedup"
+        "kernel",
+        "size",
+        "lanes",
+        "harrow",
+        "clang -O3",
+        if metric == harness::Metric::Time {
+            "speedup"
+        } else {
+            "ratio"
+        }
     );
     if hcol {
         let _ = write!(s, " {:>10} {:>9}", "halide", "vs halide");
+    }
+    if mca {
+        let _ = write!(s, " {:>17}", "mca cyc/elem h/c");
     }
     let _ = writeln!(s, " {:>11}", "compile ms");
     for r in rows {
@@ -304,39 +341,51 @@ fn bench_table(
             r.name,
             size.join("x"),
             r.lanes,
-            r.harrow_ns,
-            r.scalar_ns,
+            r.harrow_per_elem,
+            r.scalar_per_elem,
             r.speedup()
         );
         if hcol {
-            match r.halide_ns {
+            match r.halide_per_elem {
                 Some(h) => {
-                    let _ = write!(s, " {:>10.4} {:>8.2}x", h, h / r.harrow_ns);
+                    let _ = write!(s, " {:>10.4} {:>8.2}x", h, h / r.harrow_per_elem);
                 }
                 None => {
                     let _ = write!(s, " {:>10} {:>9}", "-", "-");
                 }
             }
         }
+        if mca {
+            let outputs = r.extents.iter().product::<i64>().max(1) as f64;
+            let c = |l: &harness::LoopStats| match l.cycles {
+                Some(c) => format!("{:.2}", c * l.iterations as f64 / outputs),
+                None => "-".into(),
+            };
+            let text = match &r.loops {
+                Some((h, b)) => format!("{}/{}", c(h), c(b)),
+                None => "-".into(),
+            };
+            let _ = write!(s, " {text:>17}");
+        }
         let _ = writeln!(s, " {:>11.3}", r.compile_us / 1e3);
     }
     let sp: Vec<f64> = rows.iter().map(|r| r.speedup()).collect();
     let _ = writeln!(
         s,
-        "geometric mean speedup over clang -O3: {:.3}x ({} kernels)",
+        "geometric mean ratio over clang -O3: {:.3}x ({} kernels)",
         geomean(&sp),
         rows.len()
     );
     if let Some(h) = halide {
         let hv: Vec<f64> = rows
             .iter()
-            .filter_map(|r| r.halide_ns.map(|x| x / r.harrow_ns))
+            .filter_map(|r| r.halide_per_elem.map(|x| x / r.harrow_per_elem))
             .collect();
         match &h.status {
             Ok(_) => {
                 let _ = writeln!(
                     s,
-                    "geometric mean speedup over Halide 21: {:.3}x ({} kernels)",
+                    "geometric mean ratio over Halide 21: {:.3}x ({} kernels)",
                     geomean(&hv),
                     hv.len()
                 );
@@ -371,21 +420,44 @@ fn bench_json(
     };
     let mut s = String::from("{\n");
     let _ = writeln!(s, "  \"target\": \"{target}\",");
-    let _ = writeln!(s, "  \"unit\": \"ns per output element\",");
+    let metric = rows
+        .first()
+        .map(|r| r.metric)
+        .unwrap_or(harness::Metric::Time);
+    let _ = writeln!(s, "  \"unit\": \"{}\",", metric.unit());
     s.push_str("  \"kernels\": [\n");
     for (i, r) in rows.iter().enumerate() {
-        let h = match r.halide_ns {
+        let h = match r.halide_per_elem {
             Some(h) => format!("{h:.6}"),
             None => "null".into(),
         };
+        let (hk, ck, hdk) = match r.metric {
+            harness::Metric::Time => ("harrow_ns", "clang_ns", "halide_ns"),
+            harness::Metric::Executed => ("harrow_insns", "clang_insns", "halide_insns"),
+        };
+        let loops = match &r.loops {
+            Some((a, b)) => {
+                let c = |x: Option<f64>| x.map_or("null".to_string(), |v| format!("{v:.2}"));
+                format!(
+                    ", \"hot_loop\": {{\"harrow_instructions\": {}, \"harrow_iterations\": {}, \"harrow_mca_cycles\": {}, \"clang_instructions\": {}, \"clang_iterations\": {}, \"clang_mca_cycles\": {}}}",
+                    a.instructions,
+                    a.iterations,
+                    c(a.cycles),
+                    b.instructions,
+                    b.iterations,
+                    c(b.cycles)
+                )
+            }
+            None => String::new(),
+        };
         let _ = writeln!(
             s,
-            "    {{\"name\": \"{}\", \"extents\": {:?}, \"lanes\": {}, \"harrow_ns\": {:.6}, \"clang_ns\": {:.6}, \"speedup\": {:.4}, \"halide_ns\": {h}, \"compile_ms\": {:.4}, \"reps\": {}}}{}",
+            "    {{\"name\": \"{}\", \"extents\": {:?}, \"lanes\": {}, \"{hk}\": {:.6}, \"{ck}\": {:.6}, \"speedup\": {:.4}, \"{hdk}\": {h}, \"compile_ms\": {:.4}, \"reps\": {}{loops}}}{}",
             r.name,
             r.extents,
             r.lanes,
-            r.harrow_ns,
-            r.scalar_ns,
+            r.harrow_per_elem,
+            r.scalar_per_elem,
             r.speedup(),
             r.compile_us / 1e3,
             r.reps,
@@ -397,7 +469,7 @@ fn bench_json(
     let _ = writeln!(s, "  \"geomean_speedup_vs_clang\": {:.4},", geomean(&sp));
     let hv: Vec<f64> = rows
         .iter()
-        .filter_map(|r| r.halide_ns.map(|x| x / r.harrow_ns))
+        .filter_map(|r| r.halide_per_elem.map(|x| x / r.harrow_per_elem))
         .collect();
     match halide.map(|h| &h.status) {
         Some(Ok(_)) => {

@@ -68,6 +68,11 @@ impl super::target::Target for Neon {
         64
     }
 
+    fn split_wide(&self) -> bool {
+        // Long, wide and narrowing instructions work on 64-bit halves.
+        true
+    }
+
     fn c_header(&self) -> String {
         "#include <arm_neon.h>\n#include <stdint.h>\n#include <string.h>\n".into()
     }
@@ -105,6 +110,23 @@ impl super::target::Target for Neon {
         let mut c = std::process::Command::new("qemu-aarch64");
         c.arg("-cpu").arg("max").arg(exe);
         c
+    }
+
+    fn trace_command(
+        &self,
+        exe: &std::path::Path,
+        log: &std::path::Path,
+    ) -> Option<std::process::Command> {
+        // One translation block per instruction, unchained, each logged when it runs.
+        let mut c = std::process::Command::new("qemu-aarch64");
+        c.args(["-cpu", "max", "-singlestep", "-d", "exec,nochain", "-D"])
+            .arg(log)
+            .arg(exe);
+        Some(c)
+    }
+
+    fn mca_model(&self) -> Option<(&'static str, &'static str)> {
+        Some(("aarch64-linux-gnu", "cortex-a76"))
     }
 }
 

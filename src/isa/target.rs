@@ -16,6 +16,11 @@ pub trait Target: Send + Sync {
     fn min_register_bits(&self) -> u32 {
         128
     }
+    /// Whether selection may split nodes wider than a register into halves (down to
+    /// [`Target::min_register_bits`]), for targets with instructions on half registers.
+    fn split_wide(&self) -> bool {
+        false
+    }
     /// `#include` lines and helpers at the top of generated C.
     fn c_header(&self) -> String;
     /// The C type holding a value of `t` in a register, or `None` when `t` is not register
@@ -29,6 +34,15 @@ pub trait Target: Send + Sync {
     fn compiler(&self) -> (String, Vec<String>);
     /// The command that runs a compiled program.
     fn run_command(&self, exe: &Path) -> Command;
+    /// The command that runs a program logging one line per executed instruction (or
+    /// packet) to `log`, for targets measured by counting (qemu's exec trace).
+    fn trace_command(&self, _exe: &Path, _log: &Path) -> Option<Command> {
+        None
+    }
+    /// The triple and CPU llvm-mca models for this target, if it has a model.
+    fn mca_model(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
 }
 
 /// Little-endian bytes of lanes (bool lanes as bits, as in a mask register).

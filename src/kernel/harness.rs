@@ -120,14 +120,17 @@ static double hv_now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &
 /// input's footprint and bytes; it writes the vector then the scalar output. In bench mode
 /// (`bench` set) the inputs are filled with random bytes instead and both functions are
 /// timed, interleaved.
-fn main_c(k: &Kernel, halide: bool) -> String {
+pub(crate) fn main_c(k: &Kernel, halide: bool) -> String {
     let mut s = String::from(MAIN_COMMON);
     if halide {
         s.push_str("#include \"halide_kernel.h\"\n");
     }
     let np = k.params.len();
     let nd = k.out_vars.len();
-    s.push_str("int main(int argc, char **argv) {\n  int bench = argc > 1;\n  int64_t cases = hv_rd();\n  for (int64_t c = 0; c < cases; c++) {\n");
+    // `prog` checks (outputs on stdout), `prog bench` times, `prog check` compares once,
+    // `prog count K` runs implementation K once (0 none, 1 harrow, 2 scalar, 3 Halide) so
+    // that an instruction trace can be taken.
+    s.push_str("int main(int argc, char **argv) {\n  int bench = argc > 1;\n  int count = argc > 2 && !strcmp(argv[1], \"count\") ? atoi(argv[2]) : -1;\n  int check = argc > 1 && !strcmp(argv[1], \"check\");\n  int64_t cases = hv_rd();\n  for (int64_t c = 0; c < cases; c++) {\n");
     let _ = writeln!(
         s,
         "    int64_t prm[{}], ext[{nd}]; for (int i = 0; i < {np}; i++) prm[i] = hv_rd(); for (int i = 0; i < {nd}; i++) ext[i] = hv_rd();",
@@ -223,6 +226,23 @@ fn main_c(k: &Kernel, halide: bool) -> String {
     };
     let _ = writeln!(
         s,
+        "    else if (count >= 0) {{ if (count == 1) {}; else if (count == 2) {}; else if (count == 3) {{ {} }} }}",
+        call("hv_kernel", "o1"),
+        call("hv_scalar", "o2"),
+        if halide {
+            format!("{hcall};")
+        } else {
+            String::new()
+        },
+    );
+    let _ = writeln!(
+        s,
+        "    else if (check) {{ {}; {}; if (memcmp(o1, o2, on * sizeof({ot}))) {{ printf(\"mismatch\\n\"); return 1; }} {h_check} printf(\"ok %d\\n\", hok); }}",
+        call("hv_kernel", "o1"),
+        call("hv_scalar", "o2"),
+    );
+    let _ = writeln!(
+        s,
         "    else {{\n      {}; {};\n      if (memcmp(o1, o2, on * sizeof({ot}))) {{ printf(\"mismatch\\n\"); return 1; }}\n      {h_check}\n      double best1 = 1e30, best2 = 1e30, best3 = 1e30, spent = 0; int reps = 0;\n      while ((reps < 5 || spent < 4e8) && reps < 1000) {{\n        double t0 = hv_now(); {}; double t1 = hv_now(); {}; double t2 = hv_now();\n        if (t1 - t0 < best1) best1 = t1 - t0; if (t2 - t1 < best2) best2 = t2 - t1; spent += t2 - t0; reps++;\n        {h_time}\n      }}\n      printf(\"%.6f %.6f %d %.6f\\n\", best1 / on, best2 / on, reps, {h_best});\n    }}",
         call("hv_kernel", "o1"),
         call("hv_scalar", "o2"),
@@ -274,10 +294,10 @@ pub fn compile_program(
 }
 
 /// One data set of a run.
-struct Case {
-    name: String,
-    setup: Setup,
-    inputs: Vec<Data>,
+pub(crate) struct Case {
+    pub(crate) name: String,
+    pub(crate) setup: Setup,
+    pub(crate) inputs: Vec<Data>,
 }
 
 fn fill(
@@ -387,7 +407,7 @@ fn le_bytes(elem: Elem, vals: &[i128], out: &mut Vec<u8>) {
     }
 }
 
-fn push_case(k: &Kernel, case: &Case, fp: &[Vec<(i64, i64)>], bytes: &mut Vec<u8>) {
+pub(crate) fn push_case(k: &Kernel, case: &Case, fp: &[Vec<(i64, i64)>], bytes: &mut Vec<u8>) {
     for p in &k.params {
         bytes.extend_from_slice(&case.setup.params[&p.name].to_le_bytes());
     }
@@ -417,7 +437,7 @@ pub struct RunReport {
     pub mismatch: Option<String>,
 }
 
-fn run_with_stdin(
+pub(crate) fn run_with_stdin(
     target: &dyn Target,
     exe: &Path,
     args: &[&str],
@@ -555,24 +575,60 @@ pub struct BenchResult {
     pub extents: Vec<i64>,
     /// Lanes per vector.
     pub lanes: u32,
-    /// harrow's code, ns per output element (minimum over runs).
-    pub harrow_ns: f64,
-    /// The scalar C baseline, ns per output element.
-    pub scalar_ns: f64,
+    /// harrow's code per output element, in the unit of `metric` (time: the minimum over
+    /// runs).
+    pub harrow_per_elem: f64,
+    /// The scalar C baseline per output element.
+    pub scalar_per_elem: f64,
     /// Timed runs of each.
     pub reps: u32,
     /// harrow's compile time (lowering and emission), microseconds.
     pub compile_us: f64,
-    /// Halide 21's code, ns per output element, when it was built and agreed.
-    pub halide_ns: Option<f64>,
+    /// Halide 21's code per output element, when it was built and agreed.
+    pub halide_per_elem: Option<f64>,
     /// Why a built Halide pipeline has no time.
     pub halide_note: Option<String>,
+    /// What the three figures measure.
+    pub metric: Metric,
+    /// llvm-mca's view of the hottest loop of harrow's code and of the baseline, when the
+    /// figures are counted rather than timed.
+    pub loops: Option<(LoopStats, LoopStats)>,
+}
+
+/// The unit of a benchmark's figures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// Nanoseconds per output element, timed natively.
+    Time,
+    /// Executed instructions (or packets) per output element, counted under qemu.
+    Executed,
+}
+
+impl Metric {
+    /// The unit, for reports.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Time => "ns per output element",
+            Metric::Executed => "executed instructions per output element",
+        }
+    }
+}
+
+/// The hottest loop of a program: its instructions and llvm-mca's cycles per iteration.
+#[derive(Clone, Debug, Default)]
+pub struct LoopStats {
+    /// Instructions in the loop body.
+    pub instructions: usize,
+    /// Times the loop body ran.
+    pub iterations: u64,
+    /// llvm-mca's block reciprocal throughput (cycles per iteration), if it ran.
+    pub cycles: Option<f64>,
 }
 
 impl BenchResult {
     /// Speedup of harrow over the baseline.
     pub fn speedup(&self) -> f64 {
-        self.scalar_ns / self.harrow_ns
+        self.scalar_per_elem / self.harrow_per_elem
     }
 }
 
@@ -631,15 +687,17 @@ pub fn bench(
         name: k.name.clone(),
         extents: extents.to_vec(),
         lanes: b.lanes,
-        harrow_ns: num(0)?,
-        scalar_ns: num(1)?,
+        harrow_per_elem: num(0)?,
+        scalar_per_elem: num(1)?,
         reps: num(2)? as u32,
-        halide_ns: num(3).ok().filter(|&h| h > 0.0),
+        halide_per_elem: num(3).ok().filter(|&h| h > 0.0),
         halide_note: match (&hb, num(3).ok()) {
             (None, _) => None,
             (Some(_), Some(h)) if h > 0.0 => None,
             _ => Some("Halide's output differs from harrow's or its call failed".into()),
         },
         compile_us: b.compile_time.as_secs_f64() * 1e6,
+        metric: Metric::Time,
+        loops: None,
     })
 }

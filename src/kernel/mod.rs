@@ -11,6 +11,7 @@
 //! - [`harness`] runs and times them (`harrow run`, `harrow bench`).
 
 pub mod codegen;
+pub mod count;
 pub mod halide;
 pub mod harness;
 pub mod parse;

@@ -44,6 +44,7 @@ pub fn section_for(target: &str) -> Option<(&'static str, SectionFilter)> {
     match target {
         "x86-avx2" => Some(("x86.txt", |h| h == "x86-64-linux-sse41-avx-f16c-fma-avx2")),
         "x86-avx512" => Some(("x86.txt", |h| h.ends_with("avx512_zen4"))),
+        "arm-neon" => Some(("arm.txt", |h| h.contains("arm_dot_prod"))),
         _ => None,
     }
 }

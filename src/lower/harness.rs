@@ -39,7 +39,9 @@ fn index_ranges(exprs: &[&Expr], facts: &Intervals) -> Result<BTreeMap<Sym, (i12
     let mut out: BTreeMap<Sym, (i128, i128)> = BTreeMap::new();
     for e in exprs {
         let mut iv = facts.clone();
-        for n in crate::ir::visit::post_order(e) {
+        // Index arithmetic bound by `let` (Rake specs) is bounded once it is inlined.
+        let e = crate::ir::visit::inline_lets(e);
+        for n in crate::ir::visit::post_order(&e) {
             if let Op::Load(buf, _) = n.op() {
                 let (lo, hi) = iv.range(n.arg(0));
                 let r = out.entry(buf.clone()).or_insert((lo, hi));

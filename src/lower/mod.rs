@@ -33,6 +33,9 @@ pub use prepare::Prepared;
 /// The hand-written x86 lowering rules, embedded in the binary.
 pub const X86_RULES: &str = include_str!("../../rules/x86.rules");
 
+/// The hand-written Arm Neon lowering rules, embedded in the binary.
+pub const ARM_RULES: &str = include_str!("../../rules/arm.rules");
+
 /// A code-generation target with its lowering rules.
 pub struct Backend {
     /// The C-level facts of the target.
@@ -42,7 +45,7 @@ pub struct Backend {
 }
 
 /// Names accepted by `--target`.
-pub const TARGETS: &[&str] = &["x86-avx2", "x86-avx512"];
+pub const TARGETS: &[&str] = &["x86-avx2", "x86-avx512", "arm-neon"];
 
 fn uses_only(p: &Pat, ok: &dyn Fn(&crate::isa::Instr) -> bool) -> bool {
     match &p.kind {
@@ -53,21 +56,46 @@ fn uses_only(p: &Pat, ok: &dyn Fn(&crate::isa::Instr) -> bool) -> bool {
 }
 
 fn x86_backend(v: Variant, extra: &[Arc<Source>]) -> Result<Backend, Diag> {
-    let all = crate::isa::x86::all()?;
-    let isa = all.with_features(&v.features());
+    let src = Source::new("rules/x86.rules", X86_RULES);
+    build_backend(
+        crate::isa::x86::all()?,
+        &v.features(),
+        &src,
+        extra,
+        Box::new(v),
+    )
+}
+
+fn arm_backend(extra: &[Arc<Source>]) -> Result<Backend, Diag> {
+    let src = Source::new("rules/arm.rules", ARM_RULES);
+    let features = ["neon", "dotprod"].into_iter().collect();
+    build_backend(
+        crate::isa::arm::all()?,
+        &features,
+        &src,
+        extra,
+        Box::new(crate::isa::arm::Neon),
+    )
+}
+
+/// A backend from a target family's descriptions (restricted to `features`), its
+/// hand-written rules and any extra rule files.
+fn build_backend(
+    all: &crate::isa::Isa,
+    features: &std::collections::BTreeSet<&str>,
+    rules_src: &Arc<Source>,
+    extra: &[Arc<Source>],
+    target: Box<dyn Target>,
+) -> Result<Backend, Diag> {
+    let isa = all.with_features(features);
     let table = Arc::new(all.table());
     let mut rules = RuleSet::from_rules(isa.derived.clone(), RuleKind::Lower);
-    let mut hand = RuleSet::load_with(
-        &Source::new("rules/x86.rules", X86_RULES),
-        RuleKind::Lower,
-        Some(&table),
-    )?;
+    let mut hand = RuleSet::load_with(rules_src, RuleKind::Lower, Some(&table))?;
     for src in extra {
         hand.extend(RuleSet::load_with(src, RuleKind::Lower, Some(&table))?)?;
     }
-    // Hand-written rules are written once for every x86 variant; keep the instantiations
-    // whose instructions this variant has.
-    let features = v.features();
+    // Hand-written rules are written once for every variant of a family; keep the
+    // instantiations whose instructions this variant has.
     let ok = |i: &crate::isa::Instr| i.features.iter().all(|f| features.contains(f.as_str()));
     for mut r in hand.rules {
         r.insts.retain(|inst| uses_only(&inst.rhs, &ok));
@@ -76,10 +104,7 @@ fn x86_backend(v: Variant, extra: &[Arc<Source>]) -> Result<Backend, Diag> {
         }
     }
     let rules = RuleSet::from_rules(rules.rules, RuleKind::Lower);
-    Ok(Backend {
-        target: Box::new(v),
-        rules,
-    })
+    Ok(Backend { target, rules })
 }
 
 /// Builds the backend for a target name, with extra rule files.
@@ -88,6 +113,7 @@ pub fn backend_with(name: &str, extra: &[Arc<Source>]) -> Result<Backend, String
     match name {
         "x86-avx2" => x86_backend(Variant::Avx2, extra).map_err(d),
         "x86-avx512" => x86_backend(Variant::Avx512, extra).map_err(d),
+        "arm-neon" => arm_backend(extra).map_err(d),
         _ => Err(format!(
             "unknown target `{name}`; expected one of: {}",
             TARGETS.join(", ")
@@ -164,6 +190,9 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend) -> Lowered {
             .insert(prepare::CHUNK_VAR.into(), (0, last as i128));
     }
     let mut sel = select::Selector::new(&backend.rules, backend.target.register_bits(), bounds);
+    if backend.target.split_wide() {
+        sel = sel.with_splitting(backend.target.min_register_bits());
+    }
     let s = sel.select(&prepared.chunk);
     let mut params = Params {
         buffers: crate::ir::visit::buffers(&s.expr),

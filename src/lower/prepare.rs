@@ -55,7 +55,7 @@ fn i32c(v: i64) -> Expr {
     Expr::int(Elem::I32, v as i128).expect("index constants fit in i32")
 }
 
-fn add_i32(a: &Expr, b: &Expr) -> Expr {
+pub(crate) fn add_i32(a: &Expr, b: &Expr) -> Expr {
     match (a.as_const(), b.as_const()) {
         (Some(0), _) => b.clone(),
         (_, Some(0)) => a.clone(),
@@ -64,7 +64,7 @@ fn add_i32(a: &Expr, b: &Expr) -> Expr {
     }
 }
 
-fn mul_i32(a: &Expr, k: i64) -> Expr {
+pub(crate) fn mul_i32(a: &Expr, k: i64) -> Expr {
     match (a.as_const(), k) {
         (_, 0) => i32c(0),
         (_, 1) => a.clone(),

@@ -16,6 +16,7 @@ use std::collections::{HashMap, HashSet};
 use crate::bounds::{Bounds, Intervals};
 use crate::ir::{Expr, Op};
 use crate::rules::RuleSet;
+use crate::types::Elem;
 
 /// What selection produced for one node.
 #[derive(Clone, Debug)]
@@ -38,9 +39,12 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
     if t.is_scalar() {
         return 0.0;
     }
-    let regs = (t.total_bits() as f64 / register_bits as f64)
-        .ceil()
-        .max(1.0);
+    // A conversion reads as many registers as its operand spans.
+    let bits = match e.op() {
+        Op::Cast | Op::SaturatingCast => t.total_bits().max(e.arg(0).ty().total_bits()),
+        _ => t.total_bits(),
+    };
+    let regs = (bits as f64 / register_bits as f64).ceil().max(1.0);
     let lanes = t.lanes as f64;
     match e.op() {
         Op::Instr(i) => instr_cost(i),
@@ -75,6 +79,8 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
         | Op::Cast => 1.5 * regs,
         Op::Mul if t.elem.bits() <= 32 => 2.0 * regs,
         Op::Shl | Op::Shr if shift_amount(e).is_some() => 1.5 * regs,
+        // A value spanning several registers is just its parts.
+        Op::Concat if t.total_bits() > register_bits as u64 => 0.0,
         Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => 1.5 * regs,
         // Everything else is written lane by lane.
         _ => 2.0 * regs + lanes / 2.0,
@@ -126,6 +132,8 @@ pub fn is_dense(load: &Expr) -> bool {
 pub struct Selector<'r> {
     rules: &'r RuleSet,
     register_bits: u32,
+    /// Narrowest register worth splitting down to, when wide nodes may be split.
+    split_to: Option<u32>,
     bounds: Intervals,
     memo: HashMap<usize, (Expr, Selected)>,
     active: HashSet<usize>,
@@ -137,10 +145,18 @@ impl<'r> Selector<'r> {
         Selector {
             rules,
             register_bits,
+            split_to: None,
             bounds,
             memo: HashMap::new(),
             active: HashSet::new(),
         }
+    }
+
+    /// Also considers splitting nodes wider than a register into two halves (down to
+    /// `min_bits` per half), so that register-sized instructions apply to each half.
+    pub fn with_splitting(mut self, min_bits: u32) -> Self {
+        self.split_to = Some(min_bits);
+        self
     }
 
     /// The cheapest implementation of `e`.
@@ -161,7 +177,21 @@ impl<'r> Selector<'r> {
                 expr: e.clone(),
             };
         }
+        // The half of a concatenation is the part: splitting leaves these behind.
+        if let Op::Slice { start, stride: 1 } = e.op()
+            && let Some(part) = concat_part(e.arg(0), *start, e.ty().lanes)
+        {
+            return self.select(&part);
+        }
         let args: Vec<Selected> = e.args().iter().map(|a| self.select(a)).collect();
+        if let Op::Slice { start, stride: 1 } = e.op()
+            && let Some(part) = concat_part(&args[0].expr, *start, e.ty().lanes)
+        {
+            return Selected {
+                cost: dag_cost(&part, self.register_bits),
+                expr: part,
+            };
+        }
         let expr = e
             .with_args(args.iter().map(|a| a.expr.clone()).collect())
             .expect("selection keeps types");
@@ -186,6 +216,12 @@ impl<'r> Selector<'r> {
                 best = cand;
             }
         }
+        if let Some(cand) = self.split(e) {
+            let cand = self.select(&cand);
+            if cand.cost < best.cost {
+                best = cand;
+            }
+        }
         if e.op().is_fpir() {
             let def =
                 super::prepare::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()));
@@ -196,6 +232,45 @@ impl<'r> Selector<'r> {
         }
         self.active.remove(&e.id());
         best
+    }
+
+    /// `e` as the concatenation of its two halves, each computed at half the lanes, when
+    /// `e` (or an operand) is wider than a register and is computed lane by lane.
+    fn split(&self, e: &Expr) -> Option<Expr> {
+        let min_bits = self.split_to?;
+        let t = e.ty();
+        let widest = e
+            .args()
+            .iter()
+            .map(|a| a.ty().total_bits())
+            .chain([t.total_bits()])
+            .max()?;
+        if widest <= self.register_bits as u64
+            || !t.lanes.is_multiple_of(2)
+            || t.lanes < 4
+            || t.total_bits() / 2 < min_bits as u64
+            || !lane_wise(e)
+        {
+            return None;
+        }
+        let h = t.lanes / 2;
+        let mut halves = Vec::new();
+        for hi in [false, true] {
+            let args: Vec<Expr> = e
+                .args()
+                .iter()
+                .map(|a| {
+                    if a.ty().is_scalar() {
+                        a.clone()
+                    } else {
+                        half(a, hi, self.register_bits)
+                    }
+                })
+                .collect();
+            let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(h));
+            halves.push(Expr::build(e.op().clone(), ty, args).ok()?);
+        }
+        Expr::build(Op::Concat, None, halves).ok()
     }
 
     /// Selects a rule's right-hand side: its instructions stay, everything else is selected.
@@ -221,4 +296,113 @@ impl<'r> Selector<'r> {
     pub fn bounds(&mut self) -> &mut dyn Bounds {
         &mut self.bounds
     }
+}
+
+/// True for nodes that compute each lane from the same lane of their vector operands.
+fn lane_wise(e: &Expr) -> bool {
+    let l = e.ty().lanes;
+    !matches!(
+        e.op(),
+        Op::Load(..)
+            | Op::Ramp
+            | Op::Broadcast
+            | Op::Const(_)
+            | Op::Var(_)
+            | Op::Slice { .. }
+            | Op::Concat
+            | Op::Interleave
+            | Op::Shuffle(_)
+            | Op::ReduceAdd
+            | Op::ReduceMin
+            | Op::ReduceMax
+            | Op::Reinterpret
+            | Op::Instr(_)
+            | Op::Let(_)
+    ) && e
+        .args()
+        .iter()
+        .all(|a| a.ty().is_scalar() || a.ty().lanes == l)
+}
+
+/// The low or high half of `e` by lanes, written without a slice where that is free:
+/// lane-wise nodes are rebuilt at half the lanes over the halves of their operands, so
+/// that rules see the same shapes at the narrower width.
+fn half(e: &Expr, hi: bool, register_bits: u32) -> Expr {
+    half_memo(e, hi, register_bits, &mut HashMap::new())
+}
+
+fn half_memo(e: &Expr, hi: bool, register_bits: u32, memo: &mut HashMap<usize, Expr>) -> Expr {
+    if let Some(h) = memo.get(&e.id()) {
+        return h.clone();
+    }
+    let t = e.ty();
+    let h = t.lanes / 2;
+    let start = if hi { h } else { 0 };
+    let slice = || {
+        crate::ir::mk_typed(
+            Op::Slice { start, stride: 1 },
+            t.with_lanes(h),
+            vec![e.clone()],
+        )
+    };
+    let out = if let Some(p) = concat_part(e, start, h) {
+        p
+    } else {
+        match e.op() {
+            Op::Broadcast if e.arg(0).ty().is_scalar() => e.arg(0).broadcast(h),
+            // A load that fits a register stays one load: its halves are slices, which
+            // high-half instructions read directly. Wider loads become two loads.
+            Op::Load(buf, align)
+                if t.total_bits() > register_bits as u64
+                    && matches!(e.arg(0).op(), Op::Ramp)
+                    && e.arg(0).arg(1).as_const().is_some() =>
+            {
+                let idx = e.arg(0);
+                let stride = idx.arg(1).as_const().expect("checked") as i64;
+                let base = super::prepare::add_i32(
+                    idx.arg(0),
+                    &Expr::int(Elem::I32, (stride * start as i64) as i128).expect("small"),
+                );
+                let ramp = crate::ir::mk_typed(
+                    Op::Ramp,
+                    idx.ty().with_lanes(h),
+                    vec![base, idx.arg(1).clone()],
+                );
+                crate::ir::mk_typed(Op::Load(buf.clone(), *align), t.with_lanes(h), vec![ramp])
+            }
+            _ if lane_wise(e) => {
+                let args: Vec<Expr> = e
+                    .args()
+                    .iter()
+                    .map(|a| {
+                        if a.ty().is_scalar() {
+                            a.clone()
+                        } else {
+                            half_memo(a, hi, register_bits, memo)
+                        }
+                    })
+                    .collect();
+                let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(h));
+                Expr::build(e.op().clone(), ty, args).unwrap_or_else(|_| slice())
+            }
+            _ => slice(),
+        }
+    };
+    memo.insert(e.id(), out.clone());
+    out
+}
+
+/// The argument of the concatenation `e` that is exactly lanes `start .. start + lanes`.
+fn concat_part(e: &Expr, start: u32, lanes: u32) -> Option<Expr> {
+    if !matches!(e.op(), Op::Concat) {
+        return None;
+    }
+    let mut at = 0;
+    for a in e.args() {
+        if at == start && a.ty().lanes == lanes {
+            return Some(a.clone());
+        }
+        at += a.ty().lanes;
+    }
+    None
 }

@@ -156,7 +156,14 @@ pub fn parse_entry(file: &str, e: &Entry) -> Result<Expr, Diag> {
         rule: None,
         instrs: None,
     };
-    super::halide::parse_expr(&src, &decls, opts)
+    let x = super::halide::parse_expr(&src, &decls, opts)?;
+    // An entry that does not depend on `x` (`int8(y)`) is its value in every lane of the
+    // `w`-wide vector Halide stores.
+    Ok(if x.ty().is_scalar() && e.width > 1 {
+        x.broadcast(e.width)
+    } else {
+        x
+    })
 }
 
 #[cfg(test)]

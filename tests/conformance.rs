@@ -1,6 +1,6 @@
-//! `harrow conformance halide-simd-op-check` for both x86 targets: every integer,
-//! non-reduction entry must compile and compute what the interpreter computes, and the
-//! expected instruction must appear in at least 90% of them.
+//! `harrow conformance halide-simd-op-check` for every target: every integer entry of the
+//! target's section must compile and compute what the interpreter computes (natively, or
+//! under qemu-aarch64 for Arm), and the expected instruction must appear in at least 90%.
 
 use harrow::lower::{self, conformance};
 
@@ -40,4 +40,11 @@ fn avx2_conformance() {
 #[test]
 fn avx512_conformance() {
     check("x86-avx512");
+}
+
+#[test]
+fn arm_neon_conformance() {
+    harrow::isa::target::require_tool("qemu-aarch64", "qemu-user")
+        .unwrap_or_else(|m| panic!("{m}"));
+    check("arm-neon");
 }

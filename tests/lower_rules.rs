@@ -1,6 +1,6 @@
-//! Lowering for x86: every lowering rule's left-hand side is compiled and run natively
-//! against the interpreter (batched), and golden listings show the instructions chosen for
-//! representative expressions (re-bless with `UPDATE_EXPECT=1 cargo test --test lower_x86`).
+//! Every lowering rule of every target: its left-hand side is compiled with the target's
+//! rules and run against the interpreter (batched; natively for x86, under qemu-aarch64
+//! for Arm).
 
 use std::collections::HashMap;
 
@@ -74,22 +74,30 @@ fn lhs_program(rule: &Rule, inst: &Inst) -> Option<Expr> {
     for k in 0..16 {
         cands.extend([1 << k, (1 << k) + 1, (1 << k) - 1]);
     }
-    cands.extend([-1, -2, 127, 255, 32767, 65535]);
-    for halve in [false, true] {
+    cands.extend([-1, -2, 127, 255, 32767, 65535, 1 << 31, 32]);
+    // Operands as loaded, halved, or shifted down to within a signed byte (for bounds
+    // predicates).
+    for shrink in [0u32, 1, 2] {
         let vars: Vec<Expr> = (0..rule.vars.len())
             .map(|i| {
                 let (el, l) = shapes[&i];
                 let v = load(&format!("v{i}"), Type::vec(el, l.unwrap_or(lanes)));
-                if halve {
-                    let two = Expr::splat(v.ty(), 2).unwrap();
-                    mk(Op::Div, vec![v, two])
-                } else {
-                    v
+                match shrink {
+                    0 => v,
+                    1 => {
+                        let two = Expr::splat(v.ty(), 2).unwrap();
+                        mk(Op::Div, vec![v, two])
+                    }
+                    _ => {
+                        let k = (el.bits() as i128 - 7).max(1);
+                        let amount = Expr::splat(v.ty(), k).unwrap();
+                        mk(Op::Shr, vec![v, amount])
+                    }
                 }
             })
             .collect();
         let mut choice = vec![0usize; ws.len()];
-        'search: for _ in 0..2000 {
+        'search: for _ in 0..cands.len() * cands.len() + 1 {
             let mut b = Binds::new(rule.vars.len());
             for (i, v) in vars.iter().enumerate() {
                 b.vars[i] = Some(v.clone());
@@ -180,4 +188,12 @@ fn every_avx2_lowering_rule_computes_what_its_left_hand_side_means() {
 #[test]
 fn every_avx512_lowering_rule_computes_what_its_left_hand_side_means() {
     check_rules("x86-avx512");
+}
+
+#[test]
+fn every_arm_lowering_rule_computes_what_its_left_hand_side_means() {
+    if let Err(e) = harrow::isa::target::require_tool("qemu-aarch64", "qemu-user") {
+        panic!("{e}");
+    }
+    check_rules("arm-neon");
 }

@@ -1,0 +1,267 @@
+//! Counting work instead of timing it, for targets that run under qemu (BRIEF section 4):
+//! executed instructions per output element from qemu's exec trace, and llvm-mca's cycles
+//! per iteration of each program's hottest loop.
+//!
+//! The benchmark program runs one implementation once per trace (`prog count K`); the
+//! count of a run that calls nothing (`K = 0`, the same setup and input generation) is
+//! subtracted, so the figure is the kernel call alone, including anything it calls.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use super::Kernel;
+use super::halide::Halide;
+use super::harness::{
+    BenchResult, Case, LoopStats, Metric, build, compile_program, main_c, push_case,
+    run_with_stdin, scratch,
+};
+use super::reference::{self, Setup};
+use crate::isa::target::{Target, require_tool, run_to_string};
+use crate::lower::Backend;
+
+/// The extents counted for a kernel benchmarked at `extents`: the innermost dimension at
+/// most 256 and the others at most 16 (a trace logs every instruction).
+pub fn count_extents(extents: &[i64]) -> Vec<i64> {
+    extents
+        .iter()
+        .enumerate()
+        .map(|(d, &e)| e.min(if d == 0 { 256 } else { 16 }))
+        .collect()
+}
+
+/// One traced run: instructions executed and how often each address ran.
+struct Trace {
+    executed: u64,
+    by_pc: HashMap<u64, u64>,
+}
+
+fn trace(target: &dyn Target, exe: &Path, mode: u32, input: &[u8]) -> Result<Trace, String> {
+    let log = exe.with_extension(format!("trace{mode}"));
+    let Some(mut cmd) = target.trace_command(exe, &log) else {
+        return Err(format!("{} has no instruction trace", target.name()));
+    };
+    let _ = std::fs::remove_file(&log);
+    cmd.arg("count").arg(mode.to_string());
+    run_command_with_stdin(cmd, input)?;
+    let f = std::fs::File::open(&log).map_err(|e| format!("no trace at {}: {e}", log.display()))?;
+    let mut t = Trace {
+        executed: 0,
+        by_pc: HashMap::new(),
+    };
+    for line in std::io::BufReader::new(f).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        if !line.starts_with("Trace ") {
+            continue;
+        }
+        t.executed += 1;
+        // `Trace 0: 0xHOST [FLAGS/PC/...] symbol`: the guest PC is the second field.
+        if let Some(pc) = line
+            .split_once('[')
+            .and_then(|(_, r)| r.split('/').nth(1))
+            .and_then(|p| u64::from_str_radix(p, 16).ok())
+        {
+            *t.by_pc.entry(pc).or_default() += 1;
+        }
+    }
+    let _ = std::fs::remove_file(&log);
+    Ok(t)
+}
+
+fn run_command_with_stdin(mut cmd: std::process::Command, input: &[u8]) -> Result<(), String> {
+    use std::io::Write as _;
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
+    let mut sin = child.stdin.take().expect("piped stdin");
+    let data = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = sin.write_all(&data);
+    });
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd:?} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(())
+}
+
+/// The hottest loop of a traced run: the contiguous run of addresses executed most often
+/// (the innermost loop body), measured with llvm-mca when the target has a model.
+fn hot_loop(target: &dyn Target, exe: &Path, run: &Trace, setup: &Trace) -> LoopStats {
+    // Only what the kernel call added counts.
+    let mut extra: Vec<(u64, u64)> = run
+        .by_pc
+        .iter()
+        .map(|(&pc, &n)| (pc, n.saturating_sub(*setup.by_pc.get(&pc).unwrap_or(&0))))
+        .filter(|&(_, n)| n > 0)
+        .collect();
+    extra.sort();
+    let Some(&(hot_pc, hot)) = extra
+        .iter()
+        .max_by_key(|&&(pc, n)| (n, std::cmp::Reverse(pc)))
+    else {
+        return LoopStats::default();
+    };
+    // Extend around the hottest address over neighbours executed as often.
+    let i = extra
+        .iter()
+        .position(|&(pc, _)| pc == hot_pc)
+        .expect("present");
+    let (mut lo, mut hi) = (i, i);
+    while lo > 0 && extra[lo - 1].1 == hot && extra[lo - 1].0 + 4 == extra[lo].0 {
+        lo -= 1;
+    }
+    while hi + 1 < extra.len() && extra[hi + 1].1 == hot && extra[hi].0 + 4 == extra[hi + 1].0 {
+        hi += 1;
+    }
+    let (start, stop) = (extra[lo].0, extra[hi].0 + 4);
+    let mut stats = LoopStats {
+        instructions: hi - lo + 1,
+        iterations: hot,
+        cycles: None,
+    };
+    if let Some((triple, cpu)) = target.mca_model() {
+        stats.cycles = mca_cycles(exe, start, stop, triple, cpu).ok();
+    }
+    stats
+}
+
+/// llvm-mca's block reciprocal throughput of the instructions at `start..stop`.
+fn mca_cycles(exe: &Path, start: u64, stop: u64, triple: &str, cpu: &str) -> Result<f64, String> {
+    let mut dis = std::process::Command::new("llvm-objdump-19");
+    dis.arg("-d")
+        .arg("--no-show-raw-insn")
+        .arg(format!("--start-address=0x{start:x}"))
+        .arg(format!("--stop-address=0x{stop:x}"))
+        .arg(exe);
+    let text = run_to_string(dis)?;
+    // Instruction lines look like `  400580:      add x0, x1, x2`.
+    let mut asm = String::new();
+    for line in text.lines() {
+        let Some((addr, ins)) = line.split_once(':') else {
+            continue;
+        };
+        if u64::from_str_radix(addr.trim(), 16).is_ok() && !ins.trim().is_empty() {
+            let ins = ins.trim();
+            // Branch targets print as `0x400580 <sym+0x10>`; llvm-mca needs no branches.
+            if ins.starts_with('b')
+                && !ins.starts_with("bic")
+                && !ins.starts_with("bsl")
+                && !ins.starts_with("bif")
+                && !ins.starts_with("bit")
+            {
+                continue;
+            }
+            asm.push_str(ins.split(" //").next().unwrap_or(ins));
+            asm.push('\n');
+        }
+    }
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    let f = dir.join(format!("loop-{start:x}.s"));
+    std::fs::write(&f, &asm).map_err(|e| e.to_string())?;
+    let mut mca = std::process::Command::new("llvm-mca-19");
+    mca.arg(format!("-mtriple={triple}"))
+        .arg(format!("-mcpu={cpu}"))
+        .arg(&f);
+    let out = run_to_string(mca)?;
+    out.lines()
+        .find_map(|l| l.trim().strip_prefix("Block RThroughput:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| format!("llvm-mca gave no throughput:\n{out}"))
+}
+
+/// Counts `k` at `extents` (after `harness::run` has checked it against the reference):
+/// checks that harrow's output equals the baseline's (and Halide's) at these extents, then
+/// traces each implementation once.
+pub fn count(
+    k: &Kernel,
+    backend: &Backend,
+    extents: &[i64],
+    lanes: Option<u32>,
+    halide: Option<&Halide>,
+) -> Result<BenchResult, String> {
+    let target = &*backend.target;
+    for (tool, pkg) in [("llvm-objdump-19", "llvm-19"), ("llvm-mca-19", "llvm-19")] {
+        require_tool(tool, pkg)?;
+    }
+    let b = build(k, backend, lanes);
+    let dir = scratch("count");
+    let hb = match halide {
+        Some(h) => h.build(&k.name, target.name(), b.lanes, &dir)?,
+        None => None,
+    };
+    let mut c = b.c.clone();
+    c.push_str(&main_c(k, hb.is_some()));
+    let exe = compile_program(target, &c, &dir, &k.name, hb.as_ref())?;
+    let params: HashMap<String, i64> = k
+        .params
+        .iter()
+        .map(|p| (p.name.clone(), p.default))
+        .collect();
+    let setup = Setup {
+        params,
+        extents: extents.to_vec(),
+    };
+    let fp = reference::footprint(k, &setup);
+    let case = Case {
+        name: "count".into(),
+        setup,
+        inputs: Vec::new(),
+    };
+    let mut input = Vec::new();
+    input.extend_from_slice(&1i64.to_le_bytes());
+    push_case(k, &case, &fp, &mut input);
+    // Correctness at these extents before anything is counted.
+    let out = run_with_stdin(target, &exe, &["check"], &input)?;
+    let text = String::from_utf8_lossy(&out);
+    let halide_ok = match text.split_whitespace().collect::<Vec<_>>()[..] {
+        ["ok", h] => h == "1",
+        _ => {
+            return Err(format!(
+                "{}: harrow's output differs from the scalar C at {:?}",
+                k.name, extents
+            ));
+        }
+    };
+    let none = trace(target, &exe, 0, &input)?;
+    let harrow = trace(target, &exe, 1, &input)?;
+    let scalar = trace(target, &exe, 2, &input)?;
+    let outputs = extents.iter().product::<i64>().max(1) as f64;
+    let per = |t: &Trace| t.executed.saturating_sub(none.executed) as f64 / outputs;
+    let halide_count = if hb.is_some() && halide_ok {
+        Some(per(&trace(target, &exe, 3, &input)?))
+    } else {
+        None
+    };
+    let loops = (
+        hot_loop(target, &exe, &harrow, &none),
+        hot_loop(target, &exe, &scalar, &none),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(BenchResult {
+        name: k.name.clone(),
+        extents: extents.to_vec(),
+        lanes: b.lanes,
+        harrow_per_elem: per(&harrow),
+        scalar_per_elem: per(&scalar),
+        reps: 1,
+        halide_per_elem: halide_count,
+        halide_note: match (&hb, halide_ok) {
+            (Some(_), false) => {
+                Some("Halide's output differs from harrow's or its call failed".into())
+            }
+            _ => None,
+        },
+        compile_us: b.compile_time.as_secs_f64() * 1e6,
+        metric: Metric::Executed,
+        loops: Some(loops),
+    })
+}
