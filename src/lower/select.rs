@@ -134,6 +134,8 @@ pub struct Selector<'r> {
     register_bits: u32,
     /// Narrowest register worth splitting down to, when wide nodes may be split.
     split_to: Option<u32>,
+    /// Halves built so far, by node and side (shared by every split of one compilation).
+    halves: [HashMap<usize, Expr>; 2],
     bounds: Intervals,
     memo: HashMap<usize, (Expr, Selected)>,
     active: HashSet<usize>,
@@ -146,6 +148,7 @@ impl<'r> Selector<'r> {
             rules,
             register_bits,
             split_to: None,
+            halves: [HashMap::new(), HashMap::new()],
             bounds,
             memo: HashMap::new(),
             active: HashSet::new(),
@@ -236,7 +239,7 @@ impl<'r> Selector<'r> {
 
     /// `e` as the concatenation of its two halves, each computed at half the lanes, when
     /// `e` (or an operand) is wider than a register and is computed lane by lane.
-    fn split(&self, e: &Expr) -> Option<Expr> {
+    fn split(&mut self, e: &Expr) -> Option<Expr> {
         let min_bits = self.split_to?;
         let t = e.ty();
         let widest = e
@@ -263,7 +266,7 @@ impl<'r> Selector<'r> {
                     if a.ty().is_scalar() {
                         a.clone()
                     } else {
-                        half(a, hi, self.register_bits)
+                        half_memo(a, hi, self.register_bits, &mut self.halves[hi as usize])
                     }
                 })
                 .collect();
@@ -324,13 +327,10 @@ fn lane_wise(e: &Expr) -> bool {
         .all(|a| a.ty().is_scalar() || a.ty().lanes == l)
 }
 
-/// The low or high half of `e` by lanes, written without a slice where that is free:
+/// The low or high half of `e` by lanes (memoized in `memo`, one per side), written
+/// without a slice where that is free:
 /// lane-wise nodes are rebuilt at half the lanes over the halves of their operands, so
 /// that rules see the same shapes at the narrower width.
-fn half(e: &Expr, hi: bool, register_bits: u32) -> Expr {
-    half_memo(e, hi, register_bits, &mut HashMap::new())
-}
-
 fn half_memo(e: &Expr, hi: bool, register_bits: u32, memo: &mut HashMap<usize, Expr>) -> Expr {
     if let Some(h) = memo.get(&e.id()) {
         return h.clone();
