@@ -17,13 +17,7 @@ fn every_arm_description_matches_qemu() {
     let dir = std::env::temp_dir().join(format!("harrow-isa-arm-{}", std::process::id()));
     let report =
         hwcheck::check(&isa.instrs, &arm::Neon, 24, 11, &dir).unwrap_or_else(|e| panic!("{e}"));
-    let mut msg = String::new();
-    for m in &report.mismatches {
-        msg.push_str(&format!(
-            "{} ({}):\n  inputs:    {}\n  machine:   {}\n  described: {}\n",
-            m.instr, m.location, m.inputs, m.machine, m.described
-        ));
-    }
+    let msg = report.mismatch_text();
     let intrinsics: std::collections::BTreeSet<&str> =
         isa.instrs.iter().map(|i| i.intrinsic.as_str()).collect();
     println!(

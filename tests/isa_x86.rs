@@ -13,13 +13,7 @@ fn every_x86_description_matches_the_host_cpu() {
     // The AVX-512 variant can run every description on this host.
     let report = hwcheck::check(&isa.instrs, &x86::Variant::Avx512, 24, 7, &dir)
         .unwrap_or_else(|e| panic!("{e}"));
-    let mut msg = String::new();
-    for m in &report.mismatches {
-        msg.push_str(&format!(
-            "{} ({}):\n  inputs:    {}\n  machine:   {}\n  described: {}\n",
-            m.instr, m.location, m.inputs, m.machine, m.described
-        ));
-    }
+    let msg = report.mismatch_text();
     println!(
         "{} instructions, {} calls checked",
         report.instructions, report.calls

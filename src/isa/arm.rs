@@ -38,17 +38,11 @@ pub const CLANG_FLAGS: &[&str] = &[
 
 /// The Neon type name of a 64- or 128-bit integer vector (`uint8x16_t`).
 pub fn neon_type(t: Type) -> Option<String> {
-    let base = match t.elem {
-        Elem::U8 => "uint8",
-        Elem::I8 => "int8",
-        Elem::U16 => "uint16",
-        Elem::I16 => "int16",
-        Elem::U32 => "uint32",
-        Elem::I32 => "int32",
-        Elem::U64 => "uint64",
-        Elem::I64 => "int64",
-        _ => return None,
-    };
+    if t.elem == Elem::Bool || t.elem.bits() > 64 {
+        return None;
+    }
+    // Neon's names are Halide's element names (`uint8`, `int16`) with the lane count.
+    let base = t.elem.halide_name();
     match t.total_bits() {
         64 | 128 if t.lanes > 1 => Some(format!("{base}x{}_t", t.lanes)),
         _ => None,

@@ -42,6 +42,21 @@ pub struct Report {
     pub mismatches: Vec<Mismatch>,
 }
 
+impl Report {
+    /// The mismatches, one block each: instruction, inputs, both results.
+    pub fn mismatch_text(&self) -> String {
+        self.mismatches
+            .iter()
+            .map(|m| {
+                format!(
+                    "{} ({}):\n  inputs:    {}\n  machine:   {}\n  described: {}\n",
+                    m.instr, m.location, m.inputs, m.machine, m.described
+                )
+            })
+            .collect()
+    }
+}
+
 /// Immediate values to try for a range.
 fn imm_values(lo: i128, hi: i128, rng: &mut SplitMix64) -> Vec<i128> {
     if hi - lo <= 20 {

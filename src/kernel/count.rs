@@ -12,11 +12,7 @@ use std::path::Path;
 
 use super::Kernel;
 use super::halide::Halide;
-use super::harness::{
-    BenchResult, Case, LoopStats, Metric, build, compile_program, main_c, push_case,
-    run_with_stdin, scratch,
-};
-use super::reference::{self, Setup};
+use super::harness::{BenchResult, LoopStats, Metric, command_with_stdin, run_with_stdin};
 use crate::isa::target::{Target, require_tool, run_to_string};
 use crate::lower::Backend;
 
@@ -43,7 +39,7 @@ fn trace(target: &dyn Target, exe: &Path, mode: u32, input: &[u8]) -> Result<Tra
     };
     let _ = std::fs::remove_file(&log);
     cmd.arg("count").arg(mode.to_string());
-    run_command_with_stdin(cmd, input)?;
+    command_with_stdin(cmd, input)?;
     let f = std::fs::File::open(&log).map_err(|e| format!("no trace at {}: {e}", log.display()))?;
     let mut t = Trace {
         executed: 0,
@@ -66,31 +62,6 @@ fn trace(target: &dyn Target, exe: &Path, mode: u32, input: &[u8]) -> Result<Tra
     }
     let _ = std::fs::remove_file(&log);
     Ok(t)
-}
-
-fn run_command_with_stdin(mut cmd: std::process::Command, input: &[u8]) -> Result<(), String> {
-    use std::io::Write as _;
-    cmd.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    let mut sin = child.stdin.take().expect("piped stdin");
-    let data = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = sin.write_all(&data);
-    });
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let _ = writer.join();
-    if !out.status.success() {
-        return Err(format!(
-            "{cmd:?} failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    Ok(())
 }
 
 /// The hottest loop of a traced run: the contiguous run of addresses executed most often
@@ -192,33 +163,13 @@ pub fn count(
     for (tool, pkg) in [("llvm-objdump-19", "llvm-19"), ("llvm-mca-19", "llvm-19")] {
         require_tool(tool, pkg)?;
     }
-    let b = build(k, backend, lanes);
-    let dir = scratch("count");
-    let hb = match halide {
-        Some(h) => h.build(&k.name, target.name(), b.lanes, &dir)?,
-        None => None,
-    };
-    let mut c = b.c.clone();
-    c.push_str(&main_c(k, hb.is_some()));
-    let exe = compile_program(target, &c, &dir, &k.name, hb.as_ref())?;
-    let params: HashMap<String, i64> = k
-        .params
-        .iter()
-        .map(|p| (p.name.clone(), p.default))
-        .collect();
-    let setup = Setup {
-        params,
-        extents: extents.to_vec(),
-    };
-    let fp = reference::footprint(k, &setup);
-    let case = Case {
-        name: "count".into(),
-        setup,
-        inputs: Vec::new(),
-    };
-    let mut input = Vec::new();
-    input.extend_from_slice(&1i64.to_le_bytes());
-    push_case(k, &case, &fp, &mut input);
+    let super::harness::BenchProgram {
+        build: b,
+        dir,
+        exe,
+        halide: hb,
+        input,
+    } = super::harness::bench_program(k, backend, extents, lanes, halide, "count")?;
     // Correctness at these extents before anything is counted.
     let out = run_with_stdin(target, &exe, &["check"], &input)?;
     let text = String::from_utf8_lossy(&out);

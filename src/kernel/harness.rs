@@ -120,7 +120,7 @@ static double hv_now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &
 /// input's footprint and bytes; it writes the vector then the scalar output. In bench mode
 /// (`bench` set) the inputs are filled with random bytes instead and both functions are
 /// timed, interleaved.
-pub(crate) fn main_c(k: &Kernel, halide: bool) -> String {
+fn main_c(k: &Kernel, halide: bool) -> String {
     let mut s = String::from(MAIN_COMMON);
     if halide {
         s.push_str("#include \"halide_kernel.h\"\n");
@@ -294,10 +294,10 @@ pub fn compile_program(
 }
 
 /// One data set of a run.
-pub(crate) struct Case {
-    pub(crate) name: String,
-    pub(crate) setup: Setup,
-    pub(crate) inputs: Vec<Data>,
+struct Case {
+    name: String,
+    setup: Setup,
+    inputs: Vec<Data>,
 }
 
 fn fill(
@@ -407,7 +407,7 @@ fn le_bytes(elem: Elem, vals: &[i128], out: &mut Vec<u8>) {
     }
 }
 
-pub(crate) fn push_case(k: &Kernel, case: &Case, fp: &[Vec<(i64, i64)>], bytes: &mut Vec<u8>) {
+fn push_case(k: &Kernel, case: &Case, fp: &[Vec<(i64, i64)>], bytes: &mut Vec<u8>) {
     for p in &k.params {
         bytes.extend_from_slice(&case.setup.params[&p.name].to_le_bytes());
     }
@@ -443,15 +443,23 @@ pub(crate) fn run_with_stdin(
     args: &[&str],
     stdin: &[u8],
 ) -> Result<Vec<u8>, String> {
-    use std::io::Write as _;
     let mut cmd = target.run_command(exe);
-    cmd.args(args)
-        .stdin(std::process::Stdio::piped())
+    cmd.args(args);
+    command_with_stdin(cmd, stdin)
+}
+
+/// Runs `cmd` with `stdin` as its standard input, returning its standard output.
+pub(crate) fn command_with_stdin(
+    mut cmd: std::process::Command,
+    stdin: &[u8],
+) -> Result<Vec<u8>, String> {
+    use std::io::Write as _;
+    cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = cmd
         .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
     let mut sin = child.stdin.take().expect("piped stdin");
     let data = stdin.to_vec();
     let writer = std::thread::spawn(move || {
@@ -461,8 +469,8 @@ pub(crate) fn run_with_stdin(
     let _ = writer.join();
     if !out.status.success() {
         return Err(format!(
-            "{} failed ({}){}\n{}",
-            exe.display(),
+            "{:?} failed ({}){}\n{}",
+            cmd.get_program(),
             out.status,
             if out.status.code().is_none() {
                 " — a crash here usually means a read past the input footprint"
@@ -632,17 +640,29 @@ impl BenchResult {
     }
 }
 
-/// Times `k` at `extents` (after `run` has checked it against the reference).
-pub fn bench(
+/// A benchmark program: harrow's function, the scalar baseline and (when built) Halide's,
+/// compiled into one program by `main_c`, and its input at the benchmark extents with the
+/// parameters' defaults.
+pub(crate) struct BenchProgram {
+    pub(crate) build: Build,
+    pub(crate) dir: PathBuf,
+    pub(crate) exe: PathBuf,
+    pub(crate) halide: Option<HalideBuild>,
+    pub(crate) input: Vec<u8>,
+}
+
+/// Builds the benchmark program of `k` in a fresh scratch directory named after `tag`.
+pub(crate) fn bench_program(
     k: &Kernel,
     backend: &Backend,
     extents: &[i64],
     lanes: Option<u32>,
     halide: Option<&Halide>,
-) -> Result<BenchResult, String> {
+    tag: &str,
+) -> Result<BenchProgram, String> {
     let b = build(k, backend, lanes);
     let target = &*backend.target;
-    let dir = scratch("bench");
+    let dir = scratch(tag);
     let hb = match halide {
         Some(h) => h.build(&k.name, target.name(), b.lanes, &dir)?,
         None => None,
@@ -661,13 +681,38 @@ pub fn bench(
     };
     let fp = reference::footprint(k, &setup);
     let case = Case {
-        name: "bench".into(),
+        name: tag.into(),
         setup,
         inputs: Vec::new(),
     };
     let mut input = Vec::new();
     input.extend_from_slice(&1i64.to_le_bytes());
     push_case(k, &case, &fp, &mut input);
+    Ok(BenchProgram {
+        build: b,
+        dir,
+        exe,
+        halide: hb,
+        input,
+    })
+}
+
+/// Times `k` at `extents` (after `run` has checked it against the reference).
+pub fn bench(
+    k: &Kernel,
+    backend: &Backend,
+    extents: &[i64],
+    lanes: Option<u32>,
+    halide: Option<&Halide>,
+) -> Result<BenchResult, String> {
+    let target = &*backend.target;
+    let BenchProgram {
+        build: b,
+        dir,
+        exe,
+        halide: hb,
+        input,
+    } = bench_program(k, backend, extents, lanes, halide, "bench")?;
     let out = run_with_stdin(target, &exe, &["bench"], &input)?;
     let _ = std::fs::remove_dir_all(&dir);
     let text = String::from_utf8_lossy(&out);
