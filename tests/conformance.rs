@@ -1,10 +1,16 @@
 //! `harrow conformance halide-simd-op-check` for every target: every integer entry of the
 //! target's section must compile and compute what the interpreter computes (natively, or
-//! under qemu-aarch64 for Arm), and the expected instruction must appear in at least 90%.
+//! under qemu-aarch64 for Arm and qemu-hexagon for HVX), and the expected instruction must
+//! appear in at least 90% (HVX: the floor reached so far, raised as rules land).
 
 use harrow::lower::{self, conformance};
 
 fn check(target: &str) {
+    check_at(target, 90);
+}
+
+/// Checks `target`, requiring the expected instruction in `percent` of the entries.
+fn check_at(target: &str, percent: usize) {
     let Some(shared) = harrow::util::shared::shared_dir() else {
         println!("skipped: ../shared not found");
         return;
@@ -26,7 +32,7 @@ fn check(target: &str) {
     assert_eq!(wrong + error, 0, "{report}");
     assert!(results.len() > 300, "{report}");
     assert!(
-        pass * 10 >= results.len() * 9,
+        pass * 100 >= results.len() * percent,
         "expected instruction found in {pass} of {}:\n{report}",
         results.len()
     );
@@ -47,4 +53,11 @@ fn arm_neon_conformance() {
     harrow::isa::target::require_tool("qemu-aarch64", "qemu-user")
         .unwrap_or_else(|m| panic!("{m}"));
     check("arm-neon");
+}
+
+#[test]
+fn hvx_conformance() {
+    harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
+        .unwrap_or_else(|m| panic!("{m}"));
+    check_at("hvx", 41);
 }

@@ -183,3 +183,10 @@ fn halide_baseline_is_built_or_explained() {
         }
     }
 }
+
+#[test]
+fn suite_runs_correctly_on_hvx() {
+    harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
+        .unwrap_or_else(|m| panic!("{m}"));
+    run_suite("hvx");
+}

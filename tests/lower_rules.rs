@@ -197,3 +197,11 @@ fn every_arm_lowering_rule_computes_what_its_left_hand_side_means() {
     }
     check_rules("arm-neon");
 }
+
+#[test]
+fn every_hvx_lowering_rule_computes_what_its_left_hand_side_means() {
+    if let Err(e) = harrow::isa::target::require_tool("qemu-hexagon", "qemu-user") {
+        panic!("{e}");
+    }
+    check_rules("hvx");
+}

@@ -15,7 +15,7 @@ pub struct CompileArgs {
     #[command(flatten)]
     /// Inputs.
     pub inputs: InputArgs,
-    /// Target: x86-avx2, x86-avx512 or arm-neon.
+    /// Target: x86-avx2, x86-avx512, arm-neon or hvx.
     #[arg(long, default_value = "x86-avx2")]
     pub target: String,
     /// What to print: `c` (a C function), `asm` (clang-19's assembly of it), or `ir` (the
@@ -36,7 +36,7 @@ pub struct CompileArgs {
 pub struct ConformanceArgs {
     /// The suite: `halide-simd-op-check`.
     pub suite: String,
-    /// Target: x86-avx2, x86-avx512 or arm-neon.
+    /// Target: x86-avx2, x86-avx512, arm-neon or hvx.
     #[arg(long)]
     pub target: String,
     /// The expectation file (default: the target's file under

@@ -15,7 +15,7 @@ use crate::lower;
 pub struct RunArgs {
     /// The kernel file (`.hk`).
     pub kernel: PathBuf,
-    /// Target: x86-avx2, x86-avx512 or arm-neon.
+    /// Target: x86-avx2, x86-avx512, arm-neon or hvx.
     #[arg(long, default_value = "x86-avx2")]
     pub target: String,
     /// Output extents, `W`, `WxH` or `WxHxD` (default: a small odd size, so tails are
@@ -33,7 +33,7 @@ pub struct RunArgs {
 /// `harrow bench`
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Target: x86-avx2, x86-avx512 or arm-neon.
+    /// Target: x86-avx2, x86-avx512, arm-neon or hvx.
     #[arg(long, default_value = "x86-avx2")]
     pub target: String,
     /// Only the kernel with this name (repeatable).

@@ -7,6 +7,7 @@
 
 pub mod arm;
 pub mod desc;
+pub mod hvx;
 pub mod hwcheck;
 pub mod instr;
 pub mod target;
@@ -38,6 +39,69 @@ pub fn expand(e: &Expr) -> Expr {
         }
     })
     .expect("instruction semantics have their declared types")
+}
+
+/// For an instruction whose semantics is `concat_vectors(X, Y)` (a register pair such as
+/// HVX's deinterleaved widening results), the rules `X => lo(instruction)` and
+/// `Y => hi(instruction)`, when the family describes taking the low and high halves
+/// (`slice_vectors(p, 0, 1, h)` and `slice_vectors(p, h, 1, h)`). Selection then finds each
+/// half of a pair where only that half is wanted, and shares the instruction between both.
+fn half_rules(isa: &Isa) -> Vec<Rule> {
+    use crate::rules::PatKind;
+    // Half extractors by (pair type, which half).
+    let mut extract: HashMap<(crate::types::Type, bool), Arc<Instr>> = HashMap::new();
+    for i in &isa.instrs {
+        if i.params.len() != 1 {
+            continue;
+        }
+        let p = i.params[0];
+        if let Op::Slice { start, stride: 1 } = i.semantics.op()
+            && matches!(i.semantics.arg(0).op(), Op::Var(_))
+            && 2 * i.result.lanes == p.lanes
+            && (*start == 0 || *start == i.result.lanes)
+        {
+            extract.insert((p, *start != 0), i.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for r in &isa.derived {
+        let inst = &r.insts[0];
+        let PatKind::Op(Op::Concat, parts) = &inst.lhs.kind else {
+            continue;
+        };
+        let PatKind::Op(Op::Instr(ins), _) = &inst.rhs.kind else {
+            continue;
+        };
+        if parts.len() != 2 || parts[0].lanes != parts[1].lanes {
+            continue;
+        }
+        let nvars = inst.vars.len();
+        let bound: BTreeSet<u32> = inst.lhs.wildcards().into_iter().collect();
+        for (k, part) in parts.iter().enumerate() {
+            let Some(ex) = extract.get(&(ins.result, k == 1)) else {
+                continue;
+            };
+            // The half must still bind every operand and immediate of the instruction.
+            if part.var_counts(nvars).contains(&0)
+                || part.wildcards().into_iter().collect::<BTreeSet<u32>>() != bound
+            {
+                continue;
+            }
+            if !matches!(part.kind, PatKind::Op(..)) {
+                continue;
+            }
+            let mut rule = r.clone();
+            rule.decl.name = format!("{} ({} half)", r.decl.name, ["low", "high"][k]);
+            rule.insts[0].lhs = part.clone();
+            rule.insts[0].rhs = crate::rules::Pat {
+                kind: PatKind::Op(Op::Instr(ex.clone()), vec![inst.rhs.clone()]),
+                elem: ex.result.elem,
+                lanes: Some(ex.result.lanes),
+            };
+            out.push(rule);
+        }
+    }
+    out
 }
 
 /// Instructions by intrinsic name (several instantiations may share one).
@@ -77,6 +141,8 @@ impl Isa {
                 }
             }
         }
+        let halves = half_rules(&isa);
+        isa.derived.extend(halves);
         Ok(isa)
     }
 

@@ -21,6 +21,26 @@ pub trait Target: Send + Sync {
     fn split_wide(&self) -> bool {
         false
     }
+    /// Whether selection may compute wide values as their even and odd lanes (for targets
+    /// whose widening instructions deinterleave, HVX).
+    fn deinterleave_wide(&self) -> bool {
+        false
+    }
+    /// Whether chunks are sized by the narrowest element type in the expression (a full
+    /// register of it) rather than by the result type.
+    fn chunk_by_narrowest(&self) -> bool {
+        false
+    }
+    /// The optimisation level for batched programs of many cases (correctness runs,
+    /// conformance assembly) when the default does not work for the target's compiler.
+    fn batch_opt_level(&self) -> Option<&'static str> {
+        None
+    }
+    /// The optimisation level of kernel programs (harrow's code, the scalar baseline and the
+    /// harness, in one file).
+    fn kernel_opt_level(&self) -> &'static str {
+        "-O3"
+    }
     /// `#include` lines and helpers at the top of generated C.
     fn c_header(&self) -> String;
     /// The C type holding a value of `t` in a register, or `None` when `t` is not register

@@ -45,6 +45,7 @@ pub fn section_for(target: &str) -> Option<(&'static str, SectionFilter)> {
         "x86-avx2" => Some(("x86.txt", |h| h == "x86-64-linux-sse41-avx-f16c-fma-avx2")),
         "x86-avx512" => Some(("x86.txt", |h| h.ends_with("avx512_zen4"))),
         "arm-neon" => Some(("arm.txt", |h| h.contains("arm_dot_prod"))),
+        "hvx" => Some(("hvx.txt", |h| h.starts_with("hexagon-32-noos-hvx-hvx_128"))),
         _ => None,
     }
 }
@@ -148,7 +149,8 @@ pub fn run(
     let (cc, flags) = target.compiler();
     let mut cmd = std::process::Command::new(&cc);
     cmd.args(&flags)
-        .args(["-O3", "-w", "-S", "-fno-asynchronous-unwind-tables", "-o"])
+        .arg(target.batch_opt_level().unwrap_or("-O3"))
+        .args(["-w", "-S", "-fno-asynchronous-unwind-tables", "-o"])
         .arg(&sfile)
         .arg(&cfile);
     run_to_string(cmd)?;

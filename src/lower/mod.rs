@@ -36,6 +36,9 @@ pub const X86_RULES: &str = include_str!("../../rules/x86.rules");
 /// The hand-written Arm Neon lowering rules, embedded in the binary.
 pub const ARM_RULES: &str = include_str!("../../rules/arm.rules");
 
+/// The hand-written HVX lowering rules, embedded in the binary.
+pub const HVX_RULES: &str = include_str!("../../rules/hvx.rules");
+
 /// A code-generation target with its lowering rules.
 pub struct Backend {
     /// The C-level facts of the target.
@@ -45,7 +48,7 @@ pub struct Backend {
 }
 
 /// Names accepted by `--target`.
-pub const TARGETS: &[&str] = &["x86-avx2", "x86-avx512", "arm-neon"];
+pub const TARGETS: &[&str] = &["x86-avx2", "x86-avx512", "arm-neon", "hvx"];
 
 fn uses_only(p: &Pat, ok: &dyn Fn(&crate::isa::Instr) -> bool) -> bool {
     match &p.kind {
@@ -75,6 +78,18 @@ fn arm_backend(extra: &[Arc<Source>]) -> Result<Backend, Diag> {
         &src,
         extra,
         Box::new(crate::isa::arm::Neon),
+    )
+}
+
+fn hvx_backend(extra: &[Arc<Source>]) -> Result<Backend, Diag> {
+    let src = Source::new("rules/hvx.rules", HVX_RULES);
+    let features = ["hvx"].into_iter().collect();
+    build_backend(
+        crate::isa::hvx::all()?,
+        &features,
+        &src,
+        extra,
+        Box::new(crate::isa::hvx::Hvx),
     )
 }
 
@@ -114,6 +129,7 @@ pub fn backend_with(name: &str, extra: &[Arc<Source>]) -> Result<Backend, String
         "x86-avx2" => x86_backend(Variant::Avx2, extra).map_err(d),
         "x86-avx512" => x86_backend(Variant::Avx512, extra).map_err(d),
         "arm-neon" => arm_backend(extra).map_err(d),
+        "hvx" => hvx_backend(extra).map_err(d),
         _ => Err(format!(
             "unknown target `{name}`; expected one of: {}",
             TARGETS.join(", ")
@@ -181,7 +197,11 @@ pub fn lower_unlifted(e: &Expr, backend: &Backend) -> Lowered {
 }
 
 fn lower_from(e: &Expr, lifted: Expr, backend: &Backend) -> Lowered {
-    let prepared = prepare::prepare(&lifted, backend.target.register_bits());
+    let prepared = prepare::prepare_with(
+        &lifted,
+        backend.target.register_bits(),
+        backend.target.chunk_by_narrowest(),
+    );
     let mut bounds = Intervals::new();
     if prepared.chunked {
         let last = (prepared.lanes.div_ceil(prepared.chunk_lanes) - 1) * prepared.chunk_lanes;
@@ -192,6 +212,9 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend) -> Lowered {
     let mut sel = select::Selector::new(&backend.rules, backend.target.register_bits(), bounds);
     if backend.target.split_wide() {
         sel = sel.with_splitting(backend.target.min_register_bits());
+    }
+    if backend.target.deinterleave_wide() {
+        sel = sel.with_deinterleaving();
     }
     let s = sel.select(&prepared.chunk);
     let mut params = Params {

@@ -177,8 +177,16 @@ fn element_wise(e: &Expr, lanes: u32) -> bool {
 /// it), but no more than the output needs, rounded up to a power of two. Wider operands
 /// (a narrowing cast's input) then span several registers, which rules such as the pack
 /// instructions consume whole.
-fn chunk_lanes(e: &Expr, register_bits: u32) -> u32 {
-    let bits = e.ty().elem.bits().max(8);
+fn chunk_lanes(e: &Expr, register_bits: u32, by_narrowest: bool) -> u32 {
+    let mut bits = e.ty().elem.bits().max(8);
+    if by_narrowest {
+        for n in crate::ir::visit::post_order(e) {
+            let t = n.ty();
+            if !t.is_scalar() && t.elem != Elem::Bool {
+                bits = bits.min(t.elem.bits().max(8));
+            }
+        }
+    }
     let most = (register_bits / bits).max(1);
     let least = (128 / bits).max(1);
     most.min(e.ty().lanes.next_power_of_two().max(least))
@@ -304,11 +312,17 @@ pub fn fold_splats(e: &Expr) -> Expr {
 }
 
 pub fn prepare(e: &Expr, register_bits: u32) -> Prepared {
+    prepare_with(e, register_bits, false)
+}
+
+/// [`prepare`], with chunks a register of the narrowest element type in `e` when
+/// `by_narrowest` (wider values then span register pairs).
+pub fn prepare_with(e: &Expr, register_bits: u32, by_narrowest: bool) -> Prepared {
     let (e, vector_inputs, bool_result) = normalize_inputs(e);
     let e = fold_splats(&e);
     let lanes = e.ty().lanes;
     if lanes > 1 && element_wise(&e, lanes) {
-        let l = chunk_lanes(&e, register_bits);
+        let l = chunk_lanes(&e, register_bits, by_narrowest);
         return Prepared {
             chunk: rechunk(&e, l),
             lanes,

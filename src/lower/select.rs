@@ -136,6 +136,10 @@ pub struct Selector<'r> {
     split_to: Option<u32>,
     /// Halves built so far, by node and side (shared by every split of one compilation).
     halves: [HashMap<usize, Expr>; 2],
+    /// Whether wide values may be computed as their even and odd lanes (HVX).
+    deinterleave: bool,
+    /// Even and odd halves built so far, by node.
+    parities: [HashMap<usize, Expr>; 2],
     bounds: Intervals,
     memo: HashMap<usize, (Expr, Selected)>,
     active: HashSet<usize>,
@@ -149,6 +153,8 @@ impl<'r> Selector<'r> {
             register_bits,
             split_to: None,
             halves: [HashMap::new(), HashMap::new()],
+            deinterleave: false,
+            parities: [HashMap::new(), HashMap::new()],
             bounds,
             memo: HashMap::new(),
             active: HashSet::new(),
@@ -159,6 +165,14 @@ impl<'r> Selector<'r> {
     /// `min_bits` per half), so that register-sized instructions apply to each half.
     pub fn with_splitting(mut self, min_bits: u32) -> Self {
         self.split_to = Some(min_bits);
+        self
+    }
+
+    /// Also considers computing a lane-wise node wider than a register (or with an operand
+    /// wider than one) as its even and odd lanes, interleaved: the layout HVX's widening
+    /// instructions produce and its narrowing instructions consume.
+    pub fn with_deinterleaving(mut self) -> Self {
+        self.deinterleave = true;
         self
     }
 
@@ -225,6 +239,12 @@ impl<'r> Selector<'r> {
                 best = cand;
             }
         }
+        if let Some(cand) = self.deinterleaved(e) {
+            let cand = self.select(&cand);
+            if cand.cost < best.cost {
+                best = cand;
+            }
+        }
         if e.op().is_fpir() {
             let def =
                 super::prepare::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()));
@@ -274,6 +294,47 @@ impl<'r> Selector<'r> {
             halves.push(Expr::build(e.op().clone(), ty, args).ok()?);
         }
         Expr::build(Op::Concat, None, halves).ok()
+    }
+
+    /// `e` as `interleave_vectors(even, odd)`, each half computed at half the lanes from
+    /// the even or odd lanes of its operands, when `e` (or an operand) is wider than a
+    /// register and is computed lane by lane.
+    fn deinterleaved(&mut self, e: &Expr) -> Option<Expr> {
+        if !self.deinterleave {
+            return None;
+        }
+        let t = e.ty();
+        let widest = e
+            .args()
+            .iter()
+            .map(|a| a.ty().total_bits())
+            .chain([t.total_bits()])
+            .max()?;
+        if widest <= self.register_bits as u64
+            || !t.lanes.is_multiple_of(2)
+            || t.lanes < 4
+            || !lane_wise(e)
+        {
+            return None;
+        }
+        let h = t.lanes / 2;
+        let mut halves = Vec::new();
+        for odd in [false, true] {
+            let args: Vec<Expr> = e
+                .args()
+                .iter()
+                .map(|a| {
+                    if a.ty().is_scalar() {
+                        a.clone()
+                    } else {
+                        parity_memo(a, odd, &mut self.parities[odd as usize])
+                    }
+                })
+                .collect();
+            let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(h));
+            halves.push(Expr::build(e.op().clone(), ty, args).ok()?);
+        }
+        Expr::build(Op::Interleave, None, halves).ok()
     }
 
     /// Selects a rule's right-hand side: its instructions stay, everything else is selected.
@@ -387,6 +448,51 @@ fn half_memo(e: &Expr, hi: bool, register_bits: u32, memo: &mut HashMap<usize, E
             }
             _ => slice(),
         }
+    };
+    memo.insert(e.id(), out.clone());
+    out
+}
+
+/// The even or odd lanes of `e` (memoized in `memo`, one per parity): lane-wise nodes are
+/// rebuilt at half the lanes over the same parity of their operands, so that a widening
+/// node over registers becomes the half that a deinterleaving instruction computes; other
+/// nodes are sliced.
+fn parity_memo(e: &Expr, odd: bool, memo: &mut HashMap<usize, Expr>) -> Expr {
+    if let Some(h) = memo.get(&e.id()) {
+        return h.clone();
+    }
+    let t = e.ty();
+    let h = t.lanes / 2;
+    let slice = || {
+        crate::ir::mk_typed(
+            Op::Slice {
+                start: odd as u32,
+                stride: 2,
+            },
+            t.with_lanes(h),
+            vec![e.clone()],
+        )
+    };
+    let out = match e.op() {
+        Op::Broadcast if e.arg(0).ty().is_scalar() => e.arg(0).broadcast(h),
+        // Interleaving the halves back is undone by taking a parity.
+        Op::Interleave if e.args().len() == 2 => e.arg(odd as usize).clone(),
+        _ if lane_wise(e) => {
+            let args: Vec<Expr> = e
+                .args()
+                .iter()
+                .map(|a| {
+                    if a.ty().is_scalar() {
+                        a.clone()
+                    } else {
+                        parity_memo(a, odd, memo)
+                    }
+                })
+                .collect();
+            let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(h));
+            Expr::build(e.op().clone(), ty, args).unwrap_or_else(|_| slice())
+        }
+        _ => slice(),
     };
     memo.insert(e.id(), out.clone());
     out

@@ -45,19 +45,26 @@ fn template_value(
     // toks[i] is `{`; returns the value and the index after `}`.
     let open = &toks[i];
     let err = |span: Range<usize>, m: &str| Diag::new(src, span, m.to_string());
-    let Some(Token {
-        tok: Tok::Ident(name),
-        span,
-    }) = toks.get(i + 1)
-    else {
-        return Err(err(open.span.clone(), "expected `{NAME}`"));
+    // The first operand is a parameter or a number (`{1024/W}`).
+    let (name, span, value) = match toks.get(i + 1) {
+        Some(Token {
+            tok: Tok::Ident(name),
+            span,
+        }) => {
+            let value = env.get(name).cloned().ok_or_else(|| {
+                err(
+                    span.clone(),
+                    &format!("`{name}` is not a template parameter here"),
+                )
+            })?;
+            (name.clone(), span, value)
+        }
+        Some(Token {
+            tok: Tok::Int(k),
+            span,
+        }) => (k.to_string(), span, Tok::Int(*k)),
+        _ => return Err(err(open.span.clone(), "expected `{NAME}`")),
     };
-    let value = env.get(name).cloned().ok_or_else(|| {
-        err(
-            span.clone(),
-            &format!("`{name}` is not a template parameter here"),
-        )
-    })?;
     let mut j = i + 2;
     let mut value = value;
     // Operators apply left to right: `{B/W-1}` is `(B / W) - 1`.

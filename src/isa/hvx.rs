@@ -1,0 +1,238 @@
+//! The Hexagon HVX target (`hvx`, 128-byte vectors): what the descriptions in `isa/hvx/`
+//! cannot say.
+//!
+//! Programs are built freestanding with clang-19 for Hexagon V67 with 128-byte HVX and run
+//! under `qemu-hexagon`. There is no C library for Hexagon here, so harrow ships the few
+//! pieces its programs use (`src/isa/hexagon_rt/`: process entry, system calls, memory and
+//! string helpers, a small printf) as headers that shadow the standard ones; they are written
+//! to a directory under the system temporary directory and put first on the include path.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, LazyLock};
+
+use super::Isa;
+use crate::diag::{Diag, Source};
+use crate::types::{Elem, Type};
+
+/// The description files, embedded in the binary.
+pub const FILES: &[(&str, &str)] = &[
+    ("isa/hvx/arith.isa", include_str!("../../isa/hvx/arith.isa")),
+    ("isa/hvx/widen.isa", include_str!("../../isa/hvx/widen.isa")),
+    ("isa/hvx/shift.isa", include_str!("../../isa/hvx/shift.isa")),
+    ("isa/hvx/mul.isa", include_str!("../../isa/hvx/mul.isa")),
+    (
+        "isa/hvx/permute.isa",
+        include_str!("../../isa/hvx/permute.isa"),
+    ),
+    (
+        "isa/hvx/compare.isa",
+        include_str!("../../isa/hvx/compare.isa"),
+    ),
+];
+
+/// Helpers that descriptions name as intrinsics: a pair shuffled or dealt in place, and
+/// compares as 0/1 lanes or feeding `vmux` (HVX compares give predicate registers).
+const HELPERS: &str = r#"#define hv_W_vshuff_W(p, k) Q6_W_vshuff_VVR(Q6_V_hi_W(p), Q6_V_lo_W(p), k)
+#define hv_W_vdeal_W(p, k) Q6_W_vdeal_VVR(Q6_V_hi_W(p), Q6_V_lo_W(p), k)
+#define hv_vcmp_gt_ub(a, b) Q6_V_vand_QR(Q6_Q_vcmp_gt_VubVub(a, b), 0x01010101)
+#define hv_vcmp_gt_b(a, b) Q6_V_vand_QR(Q6_Q_vcmp_gt_VbVb(a, b), 0x01010101)
+#define hv_vcmp_gt_uh(a, b) Q6_V_vand_QR(Q6_Q_vcmp_gt_VuhVuh(a, b), 0x00010001)
+#define hv_vcmp_gt_h(a, b) Q6_V_vand_QR(Q6_Q_vcmp_gt_VhVh(a, b), 0x00010001)
+#define hv_vcmp_gt_uw(a, b) Q6_V_vand_QR(Q6_Q_vcmp_gt_VuwVuw(a, b), 0x00000001)
+#define hv_vcmp_gt_w(a, b) Q6_V_vand_QR(Q6_Q_vcmp_gt_VwVw(a, b), 0x00000001)
+#define hv_vcmp_eq_b(a, b) Q6_V_vand_QR(Q6_Q_vcmp_eq_VbVb(a, b), 0x01010101)
+#define hv_vcmp_eq_h(a, b) Q6_V_vand_QR(Q6_Q_vcmp_eq_VhVh(a, b), 0x00010001)
+#define hv_vcmp_eq_w(a, b) Q6_V_vand_QR(Q6_Q_vcmp_eq_VwVw(a, b), 0x00000001)
+#define hv_vmux_gt_ub(a, b, x, y) Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VubVub(a, b), x, y)
+#define hv_vmux_gt_b(a, b, x, y) Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VbVb(a, b), x, y)
+#define hv_vmux_gt_uh(a, b, x, y) Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VuhVuh(a, b), x, y)
+#define hv_vmux_gt_h(a, b, x, y) Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VhVh(a, b), x, y)
+#define hv_vmux_gt_uw(a, b, x, y) Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VuwVuw(a, b), x, y)
+#define hv_vmux_gt_w(a, b, x, y) Q6_V_vmux_QVV(Q6_Q_vcmp_gt_VwVw(a, b), x, y)
+#define hv_vmux_eq_b(a, b, x, y) Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VbVb(a, b), x, y)
+#define hv_vmux_eq_h(a, b, x, y) Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VhVh(a, b), x, y)
+#define hv_vmux_eq_w(a, b, x, y) Q6_V_vmux_QVV(Q6_Q_vcmp_eq_VwVw(a, b), x, y)
+"#;
+
+/// The runtime headers (path inside the include directory, text).
+const RUNTIME: &[(&str, &str)] = &[
+    ("hv_rt.h", include_str!("hexagon_rt/hv_rt.h")),
+    ("stdio.h", include_str!("hexagon_rt/stdio.h")),
+    ("stdlib.h", include_str!("hexagon_rt/stdlib.h")),
+    ("string.h", include_str!("hexagon_rt/string.h")),
+    ("time.h", include_str!("hexagon_rt/time.h")),
+    ("sys/mman.h", include_str!("hexagon_rt/sys/mman.h")),
+];
+
+/// The HVX target: Hexagon V67, 128-byte vectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hvx;
+
+/// clang-19 flags for the target (the runtime's include directory is added to these).
+pub const CLANG_FLAGS: &[&str] = &[
+    "--target=hexagon",
+    "-mv67",
+    "-mhvx",
+    "-mhvx-length=128b",
+    "-ffreestanding",
+    "-nostdlib",
+    "-nostdlibinc",
+    "-static",
+    "-fuse-ld=lld",
+];
+
+/// The vector register width in bits.
+pub const VECTOR_BITS: u32 = 1024;
+
+/// The directory holding the runtime headers, written on first use.
+fn runtime_dir() -> Result<&'static Path, String> {
+    static DIR: LazyLock<Result<PathBuf, String>> = LazyLock::new(|| {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        RUNTIME.hash(&mut h);
+        let dir = std::env::temp_dir().join(format!("harrow-hexagon-rt-{:016x}", h.finish()));
+        for (name, text) in RUNTIME {
+            let p = dir.join(name);
+            if let Some(parent) = p.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            }
+            // Write to a private name and rename, so that concurrent processes never see a
+            // half-written header.
+            let tmp = p.with_extension(format!("tmp{}", std::process::id()));
+            std::fs::write(&tmp, text)
+                .and_then(|_| std::fs::rename(&tmp, &p))
+                .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        }
+        Ok(dir)
+    });
+    DIR.as_deref().map_err(|e| e.clone())
+}
+
+impl super::target::Target for Hvx {
+    fn name(&self) -> &str {
+        "hvx"
+    }
+
+    fn register_bits(&self) -> u32 {
+        // One vector register; widening instructions produce register pairs
+        // (`HVX_VectorPair`), which have a C type too.
+        VECTOR_BITS
+    }
+
+    fn min_register_bits(&self) -> u32 {
+        VECTOR_BITS
+    }
+
+    fn deinterleave_wide(&self) -> bool {
+        true
+    }
+
+    fn chunk_by_narrowest(&self) -> bool {
+        // A register of the narrowest lanes: widened values are register pairs.
+        true
+    }
+
+    fn batch_opt_level(&self) -> Option<&'static str> {
+        // clang-19's Hexagon backend takes minutes on big batches of generic 128-lane code
+        // at -O1 and above, and miscompiles some of it (a gather through an i32x128 index
+        // at -O2; a crash at -O1 in a 466-case batch). Batches check harrow's choices, which
+        // are intrinsic calls at any level, so they are built unoptimised.
+        Some("-O0")
+    }
+
+    fn kernel_opt_level(&self) -> &'static str {
+        // clang-19's Hexagon backend computes wrong results for some of harrow's kernels
+        // once optimising: at -O2 and -O3 the `add` benchmark, at -O1 the four with 32-lane
+        // i32 generic code (mul, conv_nn, depthwise_conv, fully_connected), while -O0
+        // agrees with the interpreter everywhere. Until those are reduced and reported,
+        // kernels (harrow's and the scalar baseline alike) are built at -O0.
+        "-O0"
+    }
+
+    fn c_header(&self) -> String {
+        format!(
+            "#include <hexagon_types.h>\n#include <hvx_hexagon_protos.h>\n#include <stdint.h>\n#include <string.h>\n{HELPERS}"
+        )
+    }
+
+    fn c_type(&self, t: Type) -> Option<String> {
+        if t.elem == Elem::Bool {
+            // Compares give predicate registers; harrow keeps booleans as 0/1 bytes.
+            return None;
+        }
+        if t.lanes == 1 {
+            return Some(t.elem.c_name().into());
+        }
+        match t.total_bits() {
+            b if b == VECTOR_BITS as u64 => Some("HVX_Vector".into()),
+            b if b == 2 * VECTOR_BITS as u64 => Some("HVX_VectorPair".into()),
+            _ => None,
+        }
+    }
+
+    fn c_load(&self, t: Type, ptr: &str) -> String {
+        // A constant-size __builtin_memcpy is an unaligned vector load (vmemu), even when
+        // freestanding.
+        let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
+        format!("({{ {ty} v_; __builtin_memcpy(&v_, (const void *)({ptr}), sizeof v_); v_; }})")
+    }
+
+    fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {
+        let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
+        format!("{{ {ty} v_ = {v}; __builtin_memcpy((void *)({ptr}), &v_, sizeof v_); }}")
+    }
+
+    fn compiler(&self) -> (String, Vec<String>) {
+        let mut flags: Vec<String> = CLANG_FLAGS.iter().map(|s| s.to_string()).collect();
+        match runtime_dir() {
+            Ok(d) => {
+                flags.push("-isystem".into());
+                flags.push(d.display().to_string());
+            }
+            // The compile then fails on the missing headers; say why first.
+            Err(e) => eprintln!("harrow: {e}"),
+        }
+        ("clang-19".into(), flags)
+    }
+
+    fn run_command(&self, exe: &Path) -> Command {
+        let mut c = Command::new("qemu-hexagon");
+        c.arg(exe);
+        c
+    }
+
+    fn trace_command(&self, exe: &Path, log: &Path) -> Option<Command> {
+        // One line per executed packet.
+        let mut c = Command::new("qemu-hexagon");
+        c.args(["-singlestep", "-d", "exec,nochain", "-D"])
+            .arg(log)
+            .arg(exe);
+        Some(c)
+    }
+}
+
+static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| {
+    let sources: Vec<Arc<Source>> = FILES.iter().map(|(n, t)| Source::new(*n, *t)).collect();
+    Isa::load("hvx", &sources)
+});
+
+/// Every HVX instruction description.
+pub fn all() -> Result<&'static Isa, Diag> {
+    ALL.as_ref().map_err(|d| d.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::target::Target;
+
+    #[test]
+    fn register_types() {
+        let t = |s: &str| Type::parse(s, false).unwrap();
+        assert_eq!(Hvx.c_type(t("u8x128")).as_deref(), Some("HVX_Vector"));
+        assert_eq!(Hvx.c_type(t("i32x64")).as_deref(), Some("HVX_VectorPair"));
+        assert_eq!(Hvx.c_type(t("u8x64")), None);
+    }
+}
