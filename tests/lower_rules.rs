@@ -75,9 +75,9 @@ fn lhs_program(rule: &Rule, inst: &Inst) -> Option<Expr> {
         cands.extend([1 << k, (1 << k) + 1, (1 << k) - 1]);
     }
     cands.extend([-1, -2, 127, 255, 32767, 65535, 1 << 31, 32]);
-    // Operands as loaded, halved, or shifted down to within a signed byte (for bounds
-    // predicates).
-    for shrink in [0u32, 1, 2] {
+    // Operands as loaded, halved, or shifted down to within a signed byte or a signed
+    // nibble (for bounds predicates: byte-sized and HVX's 5-bit shift amounts).
+    for shrink in [0u32, 1, 2, 3] {
         let vars: Vec<Expr> = (0..rule.vars.len())
             .map(|i| {
                 let (el, l) = shapes[&i];
@@ -89,7 +89,8 @@ fn lhs_program(rule: &Rule, inst: &Inst) -> Option<Expr> {
                         mk(Op::Div, vec![v, two])
                     }
                     _ => {
-                        let k = (el.bits() as i128 - 7).max(1);
+                        let keep = if shrink == 2 { 7 } else { 4 };
+                        let k = (el.bits() as i128 - keep).max(1);
                         let amount = Expr::splat(v.ty(), k).unwrap();
                         mk(Op::Shr, vec![v, amount])
                     }

@@ -203,6 +203,10 @@ impl super::target::Target for Hvx {
         c
     }
 
+    fn trace_unit(&self) -> &'static str {
+        "packets"
+    }
+
     fn trace_command(&self, exe: &Path, log: &Path) -> Option<Command> {
         // One line per executed packet.
         let mut c = Command::new("qemu-hexagon");

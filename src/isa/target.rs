@@ -59,6 +59,10 @@ pub trait Target: Send + Sync {
     fn trace_command(&self, _exe: &Path, _log: &Path) -> Option<Command> {
         None
     }
+    /// What one line of the exec trace counts (`instructions`, or `packets` on Hexagon).
+    fn trace_unit(&self) -> &'static str {
+        "instructions"
+    }
     /// The triple and CPU llvm-mca models for this target, if it has a model.
     fn mca_model(&self) -> Option<(&'static str, &'static str)> {
         None
