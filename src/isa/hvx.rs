@@ -125,6 +125,11 @@ impl super::target::Target for Hvx {
         VECTOR_BITS
     }
 
+    fn split_wide(&self) -> bool {
+        // A pair is two registers: what has no pair form runs on each half.
+        true
+    }
+
     fn deinterleave_wide(&self) -> bool {
         true
     }

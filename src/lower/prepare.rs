@@ -179,15 +179,31 @@ fn element_wise(e: &Expr, lanes: u32) -> bool {
 /// instructions consume whole.
 fn chunk_lanes(e: &Expr, register_bits: u32, by_narrowest: bool) -> u32 {
     let mut bits = e.ty().elem.bits().max(8);
+    let mut registers = 1;
     if by_narrowest {
+        let mut widest = bits;
+        // Values only: load indices are address arithmetic.
+        let mut index = std::collections::HashSet::new();
         for n in crate::ir::visit::post_order(e) {
-            let t = n.ty();
-            if !t.is_scalar() && t.elem != Elem::Bool {
-                bits = bits.min(t.elem.bits().max(8));
+            if let Op::Load(..) = n.op() {
+                for i in crate::ir::visit::post_order(n.arg(0)) {
+                    index.insert(i.id());
+                }
             }
         }
+        for n in crate::ir::visit::post_order(e) {
+            let t = n.ty();
+            if !t.is_scalar() && t.elem != Elem::Bool && !index.contains(&n.id()) {
+                bits = bits.min(t.elem.bits().max(8));
+                widest = widest.max(t.elem.bits().max(8));
+            }
+        }
+        // Without widening, a register pair is as cheap to compute as one register.
+        if widest == bits {
+            registers = 2;
+        }
     }
-    let most = (register_bits / bits).max(1);
+    let most = (registers * register_bits / bits).max(1);
     let least = (128 / bits).max(1);
     most.min(e.ty().lanes.next_power_of_two().max(least))
 }
