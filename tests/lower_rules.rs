@@ -75,9 +75,10 @@ fn lhs_program(rule: &Rule, inst: &Inst) -> Option<Expr> {
         cands.extend([1 << k, (1 << k) + 1, (1 << k) - 1]);
     }
     cands.extend([-1, -2, 127, 255, 32767, 65535, 1 << 31, 32]);
-    // Operands as loaded, halved, or shifted down to within a signed byte or a signed
-    // nibble (for bounds predicates: byte-sized and HVX's 5-bit shift amounts).
-    for shrink in [0u32, 1, 2, 3] {
+    // Operands as loaded, halved, shifted down to within a signed byte or a signed nibble,
+    // or masked to 0..7 (for bounds predicates: byte-sized amounts, HVX's 5-bit shift
+    // amounts, non-negative small shifts).
+    for shrink in [0u32, 1, 2, 3, 4] {
         let vars: Vec<Expr> = (0..rule.vars.len())
             .map(|i| {
                 let (el, l) = shapes[&i];
@@ -87,6 +88,10 @@ fn lhs_program(rule: &Rule, inst: &Inst) -> Option<Expr> {
                     1 => {
                         let two = Expr::splat(v.ty(), 2).unwrap();
                         mk(Op::Div, vec![v, two])
+                    }
+                    4 => {
+                        let seven = Expr::splat(v.ty(), 7).unwrap();
+                        mk(Op::And, vec![v, seven])
                     }
                     _ => {
                         let keep = if shrink == 2 { 7 } else { 4 };

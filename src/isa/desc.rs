@@ -379,7 +379,9 @@ pub fn instantiate_file(src: &Arc<Source>, target: &str) -> Result<Vec<Instantia
                     .zip(&imm_range)
                     .map(|(t, r)| match r {
                         Some((lo, hi)) if lo == hi => format!("{lo}"),
-                        _ => t.to_string(),
+                        // A free immediate differs from a register of the same type.
+                        Some((lo, hi)) => format!("imm({lo}..{hi})"),
+                        None => t.to_string(),
                     })
                     .collect::<Vec<_>>()
                     .join(",")
