@@ -56,10 +56,37 @@ const CASES: &[(&str, u32)] = &[
     ),
 ];
 
+/// HVX: widening kept deinterleaved and narrowed by interleaving instructions, products by
+/// constants through scalar operands, accumulating shifts, and saturating narrows with and
+/// without a bound on the input.
+const HVX_CASES: &[(&str, u32)] = &[
+    ("(uint8)in_u8(x) + (uint8)in_u8(x + 16)", 256),
+    (
+        "uint8(shift_right(uint16((uint8)in_u8(x)) + uint16((uint8)in_u8(x + 16)), (uint16)2))",
+        128,
+    ),
+    (
+        "(uint16((uint8)in_u8(x))*uint16((uint8)in_u8(x + 16)))",
+        128,
+    ),
+    ("(int16((uint8)in_u8(x))*(int16)3)", 128),
+    ("((int16)in_i16(x) + ((int16)in_i16(x + 16)*(int16)16))", 64),
+    // Bounds-predicated: the input is at most 32767, so vpack's signed reading is exact.
+    (
+        "(uint8)saturating_cast((uint16)in_u16(x) & (uint16)32767)",
+        128,
+    ),
+    ("(uint8)saturating_cast((uint16)in_u16(x))", 128),
+];
+
 fn listing(target: &str) -> String {
+    listing_of(target, CASES)
+}
+
+fn listing_of(target: &str, cases: &[(&str, u32)]) -> String {
     let be = lower::backend(target).unwrap();
     let mut out = String::new();
-    for (i, (text, w)) in CASES.iter().enumerate() {
+    for (i, (text, w)) in cases.iter().enumerate() {
         let e = opcheck::Entry {
             target: target.into(),
             instr: String::new(),
@@ -85,4 +112,9 @@ fn avx2_instruction_choices() {
 #[test]
 fn avx512_instruction_choices() {
     expect_test::expect_file!["golden/lower/x86-avx512.out"].assert_eq(&listing("x86-avx512"));
+}
+
+#[test]
+fn hvx_instruction_choices() {
+    expect_test::expect_file!["golden/lower/hvx.out"].assert_eq(&listing_of("hvx", HVX_CASES));
 }
