@@ -31,10 +31,12 @@ pub const FILES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Helpers that descriptions name as intrinsics: a pair shuffled or dealt in place, and
+/// Helpers that descriptions name as intrinsics: a pair shuffled or dealt in place, the
+/// high word of a 32-bit product, and
 /// compares as 0/1 lanes or feeding `vmux` (HVX compares give predicate registers).
 const HELPERS: &str = r#"#define hv_W_vshuff_W(p, k) Q6_W_vshuff_VVR(Q6_V_hi_W(p), Q6_V_lo_W(p), k)
 #define hv_W_vdeal_W(p, k) Q6_W_vdeal_VVR(Q6_V_hi_W(p), Q6_V_lo_W(p), k)
+#define hv_mpy_hi_w(a, b) Q6_V_hi_W(Q6_W_vmpyoacc_WVwVh(Q6_W_vmpye_VwVuh(a, b), a, b))
 #define hv_vcmp_gt_ub(a, b) Q6_V_vand_QR(Q6_Q_vcmp_gt_VubVub(a, b), 0x01010101)
 #define hv_vcmp_gt_b(a, b) Q6_V_vand_QR(Q6_Q_vcmp_gt_VbVb(a, b), 0x01010101)
 #define hv_vcmp_gt_uh(a, b) Q6_V_vand_QR(Q6_Q_vcmp_gt_VuhVuh(a, b), 0x00010001)
