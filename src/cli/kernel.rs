@@ -281,6 +281,18 @@ pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
     }
 }
 
+/// The unit of a bench figure and the optimisation level kernels are built at, from the
+/// target (HVX counts packets and builds at -O0 for now; see docs/isa.md).
+fn unit_and_level(target: &str, metric: harness::Metric) -> (String, &'static str) {
+    match crate::lower::backend(target) {
+        Ok(b) => (
+            metric.unit().replace("instructions", b.target.trace_unit()),
+            b.target.kernel_opt_level(),
+        ),
+        Err(_) => (metric.unit().to_string(), "-O3"),
+    }
+}
+
 /// Geometric mean.
 pub fn geomean(v: &[f64]) -> f64 {
     if v.is_empty() {
@@ -305,15 +317,7 @@ fn bench_table(
         harness::Metric::Time => "minimum of interleaved runs",
         harness::Metric::Executed => "qemu exec trace, one run each",
     };
-    // The unit and optimisation level come from the target (HVX counts packets and builds
-    // at -O0 for now; see docs/isa.md).
-    let (unit, opt) = match crate::lower::backend(target) {
-        Ok(b) => (
-            metric.unit().replace("instructions", b.target.trace_unit()),
-            b.target.kernel_opt_level(),
-        ),
-        Err(_) => (metric.unit().to_string(), "-O3"),
-    };
+    let (unit, opt) = unit_and_level(target, metric);
     let _ = writeln!(
         s,
         "harrow bench --target {target}: {unit} ({how}), clang-19 {opt} for both"
@@ -432,7 +436,9 @@ fn bench_json(
         .first()
         .map(|r| r.metric)
         .unwrap_or(harness::Metric::Time);
-    let _ = writeln!(s, "  \"unit\": \"{}\",", metric.unit());
+    let (unit, opt) = unit_and_level(target, metric);
+    let _ = writeln!(s, "  \"unit\": \"{unit}\",");
+    let _ = writeln!(s, "  \"opt_level\": \"{opt}\",");
     s.push_str("  \"kernels\": [\n");
     for (i, r) in rows.iter().enumerate() {
         let h = match r.halide_per_elem {
