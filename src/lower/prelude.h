@@ -12,10 +12,11 @@ typedef __int128 hv_i128;
 #else
 /* 32-bit targets (Hexagon) have no __int128; _BitInt(128) is the same arithmetic. Its
    operations expand to long sequences there, so helpers stay calls: inlined into fully
-   unrolled lane loops (a division by a constant especially) they take clang minutes. */
+   unrolled lane loops (a division by a constant especially) they take clang minutes. They
+   are also left unoptimised: clang-19 -O1 computes wrong results from them on Hexagon. */
 typedef unsigned _BitInt(128) hv_u128;
 typedef signed _BitInt(128) hv_i128;
-#define HV_HELPER static __attribute__((noinline, unused))
+#define HV_HELPER static __attribute__((noinline, optnone, unused))
 #endif
 HV_HELPER hv_u128 hv_mask(int bits) {
   return bits >= 128 ? ~(hv_u128)0 : (((hv_u128)1 << bits) - 1);
