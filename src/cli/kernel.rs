@@ -96,7 +96,7 @@ pub fn compile(
         "scalar-c" => Ok(harness::scalar_file(&k, name)),
         "ir" => {
             let lanes = width
-                .unwrap_or_else(|| kernel::codegen::default_lanes(&k, be.target.register_bits()));
+                .unwrap_or_else(|| kernel::codegen::target_default_lanes(&k, be.target.as_ref()));
             let c = kernel::codegen::compile(&k, &be, lanes);
             let mut s = String::new();
             for (i, st) in c.steps.iter().enumerate() {

@@ -49,6 +49,18 @@ pub fn default_lanes(k: &Kernel, register_bits: u32) -> u32 {
     legal_lanes(k, (register_bits / k.widest_bits()).max(1))
 }
 
+/// The default vector width for a target. Targets whose widening instructions produce
+/// register pairs (`Target::chunk_by_narrowest`, HVX) let each value span up to a pair:
+/// a register of half the widest type, so that narrow loads fill whole registers.
+pub fn target_default_lanes(k: &Kernel, target: &dyn crate::isa::target::Target) -> u32 {
+    if target.chunk_by_narrowest() {
+        let bits = (k.widest_bits() / 2).max(8);
+        legal_lanes(k, (target.register_bits() / bits).max(1))
+    } else {
+        default_lanes(k, target.register_bits())
+    }
+}
+
 /// The vector width actually used for a requested one: a power of two, and at least 128
 /// bits of output, because selection works on chunks of at least that much and a chunk
 /// wider than the vector would read past the input footprint.
