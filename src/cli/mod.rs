@@ -74,12 +74,14 @@ pub enum Command {
 /// `harrow verify`
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
-    /// Rule files to prove instead of the built-in ones (lifting rules).
+    /// Rule files to prove instead of the built-in ones (lifting rules, or lowering rules
+    /// of the family `--target` names).
     #[arg(long = "rules", value_name = "FILE")]
     pub rules: Vec<PathBuf>,
-    /// Which built-in rules to prove: `lift` (default) or `all`.
-    #[arg(long, value_name = "T", default_value = "lift")]
-    pub target: String,
+    /// Which rules: `lift`, a target family (`x86`, `arm`, `hvx`: derived and hand-written
+    /// lowering rules), or `all` (every built-in rule). Default: `lift`.
+    #[arg(long, value_name = "T")]
+    pub target: Option<String>,
     /// Print machine-readable JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -366,30 +368,60 @@ fn cmd_lift(a: &LiftArgs) -> Result<String, CliError> {
     Ok(out)
 }
 
-/// The rule sets `harrow verify` proves: named files, or the built-in ones of a target.
+/// The rule sets `harrow verify` proves: named files (lifting rules, or lowering rules of
+/// the family `target` names), or the built-in rules of `target` (`all` when `None`).
 pub fn rules_to_verify(
     files: &[PathBuf],
-    target: &str,
+    target: Option<&str>,
 ) -> Result<Vec<crate::rules::RuleSet>, CliError> {
+    use crate::lower::{RULE_FAMILIES, family_rules};
     use crate::rules::{RuleKind, RuleSet};
+    let unknown = |t: &str| {
+        CliError::Other(format!(
+            "unknown target `{t}` for verify; expected `lift`, `all` or one of: {}",
+            RULE_FAMILIES.join(", ")
+        ))
+    };
     if !files.is_empty() {
-        return files
+        let sources = files
             .iter()
-            .map(|p| Ok(RuleSet::load(&read_source(p)?, RuleKind::Lift)?))
-            .collect();
+            .map(|p| read_source(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        return match target {
+            None | Some("lift") => sources
+                .iter()
+                .map(|s| Ok(RuleSet::load(s, RuleKind::Lift)?))
+                .collect(),
+            Some(t) if RULE_FAMILIES.contains(&t) => {
+                // Only the given files: the family's own rules are proved by `--target t`.
+                let all = family_rules(t, &sources)?;
+                let own = family_rules(t, &[])?.rules.len();
+                Ok(vec![RuleSet::from_rules(
+                    all.rules[own..].to_vec(),
+                    RuleKind::Lower,
+                )])
+            }
+            Some(t) => Err(unknown(t)),
+        };
     }
-    match target {
-        "lift" | "all" => Ok(vec![crate::lift::builtin_rules()?.clone()]),
-        t => Err(CliError::Other(format!(
-            "unknown target `{t}` for verify; use `lift` or `all`"
-        ))),
+    match target.unwrap_or("lift") {
+        "lift" => Ok(vec![crate::lift::builtin_rules()?.clone()]),
+        "all" => {
+            let mut sets = vec![crate::lift::builtin_rules()?.clone()];
+            for f in RULE_FAMILIES {
+                sets.push(family_rules(f, &[])?);
+            }
+            Ok(sets)
+        }
+        t if RULE_FAMILIES.contains(&t) => Ok(vec![family_rules(t, &[])?]),
+        t => Err(unknown(t)),
     }
 }
 
 fn cmd_verify(a: &VerifyArgs) -> Result<String, CliError> {
     use crate::verify::{Cache, Options, Verdict, verify_rules};
     crate::verify::solver_available("z3").map_err(CliError::Other)?;
-    let sets = rules_to_verify(&a.rules, &a.target)?;
+    let sets = rules_to_verify(&a.rules, a.target.as_deref())?;
     let rules: Vec<crate::rules::Rule> = sets.into_iter().flat_map(|s| s.rules).collect();
     let cache = if a.no_cache {
         Cache::in_memory()
@@ -421,7 +453,9 @@ fn cmd_verify(a: &VerifyArgs) -> Result<String, CliError> {
     let cache = cache.into_inner().unwrap_or_else(|p| p.into_inner());
     if !a.no_cache {
         // A full run of the built-in rules prunes proofs of queries that no longer exist.
-        cache.save(a.rules.is_empty()).map_err(CliError::Other)?;
+        cache
+            .save(a.rules.is_empty() && a.target.as_deref() == Some("all"))
+            .map_err(CliError::Other)?;
     }
     let proved = outcomes
         .iter()

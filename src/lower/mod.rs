@@ -122,6 +122,47 @@ fn build_backend(
     Ok(Backend { target, rules })
 }
 
+/// Target families whose lowering rules `harrow verify --target` proves.
+pub const RULE_FAMILIES: &[&str] = &["x86", "arm", "hvx"];
+
+/// Every lowering rule of a target family, for proving: the rules derived from all its
+/// instruction descriptions (every feature), their half rules, the hand-written rules and
+/// any extra rule files.
+pub fn family_rules(family: &str, extra: &[Arc<Source>]) -> Result<RuleSet, Diag> {
+    let (all, src) = match family {
+        "x86" => (
+            crate::isa::x86::all()?,
+            Source::new("rules/x86.rules", X86_RULES),
+        ),
+        "arm" => (
+            crate::isa::arm::all()?,
+            Source::new("rules/arm.rules", ARM_RULES),
+        ),
+        "hvx" => (
+            crate::isa::hvx::all()?,
+            Source::new("rules/hvx.rules", HVX_RULES),
+        ),
+        _ => {
+            let src = Source::new("<target>", family.to_string());
+            return Err(Diag::new(
+                &src,
+                0..family.len(),
+                format!(
+                    "unknown target family `{family}`; expected one of: {}",
+                    RULE_FAMILIES.join(", ")
+                ),
+            ));
+        }
+    };
+    let table = Arc::new(all.table());
+    let mut rules = all.derived.clone();
+    rules.extend(RuleSet::load_with(&src, RuleKind::Lower, Some(&table))?.rules);
+    for s in extra {
+        rules.extend(RuleSet::load_with(s, RuleKind::Lower, Some(&table))?.rules);
+    }
+    Ok(RuleSet::from_rules(rules, RuleKind::Lower))
+}
+
 /// Builds the backend for a target name, with extra rule files.
 pub fn backend_with(name: &str, extra: &[Arc<Source>]) -> Result<Backend, String> {
     let d = |d: Diag| d.to_string();

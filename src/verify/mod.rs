@@ -10,6 +10,8 @@
 pub mod cache;
 pub mod obligation;
 pub mod smt;
+pub mod split;
+pub mod uf;
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -126,6 +128,10 @@ fn reset(ctx: &mut Context) -> std::io::Result<()> {
 
 /// The lane counts to check an instantiation at.
 fn lane_counts(inst: &Inst, full_width: bool) -> Vec<u32> {
+    // A rule over fixed vector types (a lowering rule) is checked at exactly that width.
+    if let Some(n) = inst.lhs.lanes {
+        return vec![n];
+    }
     let widest = inst
         .vars
         .iter()
@@ -191,6 +197,9 @@ fn explain(
 ) -> Result<String, String> {
     let n = ob.lanes as usize;
     let mut vars: BTreeMap<usize, Vec<u128>> = BTreeMap::new();
+    let mut free = crate::ir::visit::free_vars(&ob.lhs);
+    free.extend(crate::ir::visit::free_vars(&ob.rhs));
+    let var_n = |i: usize| ob.var_lanes.get(i).map_or(n, |&k| k as usize);
     let mut wild: BTreeMap<u32, i128> = BTreeMap::new();
     let mut bounds: BTreeMap<String, (i128, i128)> = BTreeMap::new();
     for (name, _, slot) in &ob.consts {
@@ -199,7 +208,7 @@ fn explain(
             .ok_or_else(|| format!("the model has no value for {name}"))?;
         match slot {
             Slot::Var { var, lane, elem } => {
-                vars.entry(*var).or_insert_with(|| vec![0; n])[*lane] = v & elem.mask();
+                vars.entry(*var).or_insert_with(|| vec![0; var_n(*var)])[*lane] = v & elem.mask();
             }
             Slot::Wild(id, dom) => {
                 wild.insert(*id, dom.value(v));
@@ -217,11 +226,11 @@ fn explain(
     }
     let mut env = Env::new();
     for (i, e) in inst.vars.iter().enumerate() {
-        let lanes = vars.get(&i).cloned().unwrap_or_else(|| vec![0; n]);
+        let lanes = vars.get(&i).cloned().unwrap_or_else(|| vec![0; var_n(i)]);
         env.set(
             format!("v{i}"),
             Value {
-                ty: crate::types::Type::vec(*e, n as u32),
+                ty: crate::types::Type::vec(*e, var_n(i) as u32),
                 lanes,
             },
         );
@@ -243,7 +252,7 @@ fn explain(
                 name.clone(),
                 Value {
                     ty,
-                    lanes: vec![lane::from_i128(v, ty.elem); n],
+                    lanes: vec![lane::from_i128(v, ty.elem); ty.lanes as usize],
                 },
             );
         }
@@ -257,11 +266,13 @@ fn explain(
             bounds: &mut bf,
         };
         let v = cexpr::eval(ast, &mut cenv).map_err(|e| e.0)?;
+        let name = format!("k{j}");
+        let kn = free.get(name.as_str()).map_or(n, |t| t.lanes as usize);
         env.set(
-            format!("k{j}"),
+            name,
             Value {
-                ty: crate::types::Type::vec(*elem, n as u32),
-                lanes: vec![lane::from_i128(v, *elem); n],
+                ty: crate::types::Type::vec(*elem, kn as u32),
+                lanes: vec![lane::from_i128(v, *elem); kn],
             },
         );
     }
@@ -313,7 +324,7 @@ fn explain(
 }
 
 /// At most this many constant assignments are proved case by case.
-const ENUM_LIMIT: usize = 128;
+const ENUM_LIMIT: usize = 256;
 
 /// The constant assignments under which the rule can fire, when there are few: the solver
 /// lists models of the assumptions (projected on the wildcards) until none is left. Proving
@@ -339,7 +350,7 @@ fn enumerate(
     if wilds.is_empty() {
         return Ok(None);
     }
-    let mut text = String::from("enumerate\n");
+    let mut text = format!("enumerate up to {ENUM_LIMIT}\n");
     for (name, w, _) in &ob.consts {
         text.push_str(&format!("(declare-const {name} (_ BitVec {w}))\n"));
     }
@@ -396,7 +407,62 @@ fn enumerate(
     Ok(result)
 }
 
-/// Runs one query on the solver.
+/// What the solver said about one query.
+enum Answer {
+    Unsat,
+    Unknown,
+    /// A model, by original constant name.
+    Sat(BTreeMap<String, u128>),
+}
+
+/// Sends one query: `consts` are (declared name, width, original name).
+fn solve(
+    ctx: &mut Context,
+    consts: &[(String, u32, String)],
+    funs: &std::collections::BTreeSet<u32>,
+    assertion: SExpr,
+    text: &str,
+    label: &str,
+    opts: &Options,
+) -> Result<Answer, String> {
+    if let Some(dir) = &opts.dump {
+        let _ = std::fs::create_dir_all(dir);
+        let key = Cache::key(&opts.solver, text);
+        let _ = std::fs::write(
+            dir.join(format!("{label}-{}.smt2", &key[..12])),
+            format!("(set-option :produce-models true)\n{text}(check-sat)\n"),
+        );
+    }
+    let io = |e: std::io::Error| format!("solver I/O failed: {e}");
+    reset(ctx).map_err(io)?;
+    for (name, w, _) in consts {
+        let s = smt::sort(ctx, *w);
+        ctx.declare_const(name, s).map_err(io)?;
+    }
+    for w in funs {
+        let s = smt::sort(ctx, *w);
+        ctx.declare_fun(uf::mul_name(*w), vec![s, s], s)
+            .map_err(io)?;
+    }
+    ctx.assert(assertion).map_err(io)?;
+    match ctx.check().map_err(io)? {
+        Response::Unsat => Ok(Answer::Unsat),
+        Response::Unknown => Ok(Answer::Unknown),
+        Response::Sat => {
+            let names: Vec<SExpr> = consts.iter().map(|(n, ..)| ctx.atom(n)).collect();
+            let values = ctx.get_value(names).map_err(io)?;
+            let mut model = BTreeMap::new();
+            for ((_, v), (name, _, original)) in values.into_iter().zip(consts) {
+                let x = parse_bv(&ctx.display(v).to_string())
+                    .ok_or_else(|| format!("cannot read the solver's value for {name}"))?;
+                model.insert(original.clone(), x);
+            }
+            Ok(Answer::Sat(model))
+        }
+    }
+}
+
+/// Runs one obligation on the solver: lane by lane when it splits (see [`split`]).
 fn run_query(
     ctx: &mut Context,
     rule: &Rule,
@@ -404,62 +470,77 @@ fn run_query(
     ob: &Obligation,
     opts: &Options,
 ) -> Verdict {
-    let text = query_text(ctx, ob);
-    let key = Cache::key(&opts.solver, &text);
-    if let Some(dir) = &opts.dump {
-        let _ = std::fs::create_dir_all(dir);
-        let name = format!(
-            "{}-{}-{}.smt2",
-            rule.decl.name,
-            inst.describe().replace([' ', ',', '=', '(', ')'], ""),
-            &key[..12]
-        );
-        let _ = std::fs::write(
-            dir.join(name),
-            format!("(set-option :produce-models true)\n{text}(check-sat)\n"),
-        );
+    if ob.open_lanes == 0 {
+        return Verdict::Proved;
     }
-    let answer = (|| -> std::io::Result<Verdict> {
-        reset(ctx)?;
-        for (name, w, _) in &ob.consts {
-            let s = smt::sort(ctx, *w);
-            ctx.declare_const(name, s)?;
+    let label = format!(
+        "{}-{}",
+        rule.decl.name.replace([' ', '(', ')'], ""),
+        inst.describe().replace([' ', ',', '=', '(', ')'], "")
+    );
+    let queries: Vec<split::LaneQuery> = split::lane_queries(ctx, ob).unwrap_or_else(|| {
+        vec![split::LaneQuery {
+            consts: ob
+                .consts
+                .iter()
+                .map(|(n, w, _)| (n.clone(), *w, n.clone()))
+                .collect(),
+            assertion: ob.assertion,
+            text: query_text(ctx, ob),
+        }]
+    });
+    let none = std::collections::BTreeSet::new();
+    for split::LaneQuery {
+        consts,
+        assertion,
+        text,
+    } in &queries
+    {
+        // Products as uninterpreted functions first (see [`uf`]): a proof of that proves
+        // this query; anything else means asking the exact query.
+        let widths: std::collections::HashMap<String, u32> =
+            consts.iter().map(|(n, w, _)| (n.clone(), *w)).collect();
+        if let Some((abs, funs)) = uf::abstract_products(ctx, *assertion, &widths) {
+            // The text is only for `--dump-queries`.
+            let mut t = String::new();
+            for w in funs.iter().filter(|_| opts.dump.is_some()) {
+                t.push_str(&format!(
+                    "(declare-fun {} ((_ BitVec {w}) (_ BitVec {w})) (_ BitVec {w}))\n",
+                    uf::mul_name(*w)
+                ));
+            }
+            if opts.dump.is_some() {
+                t.push_str(&text.replace(
+                    &format!("(assert {})", ctx.display(*assertion)),
+                    &format!("(assert {})", ctx.display(abs)),
+                ));
+            }
+            if let Ok(Answer::Unsat) = solve(ctx, consts, &funs, abs, &t, &label, opts) {
+                continue;
+            }
         }
-        ctx.assert(ob.assertion)?;
-        let out = match ctx.check()? {
-            Response::Unsat => Verdict::Proved,
-            Response::Unknown => {
-                Verdict::Unknown(format!("the solver gave up ({} ms limit)", opts.timeout_ms))
+        match solve(ctx, consts, &none, *assertion, text, &label, opts) {
+            Err(e) => return Verdict::Error(e),
+            Ok(Answer::Unsat) => {}
+            Ok(Answer::Unknown) => {
+                return Verdict::Unknown(format!(
+                    "the solver gave up ({} ms limit)",
+                    opts.timeout_ms
+                ));
             }
-            Response::Sat => {
-                let names: Vec<SExpr> = ob.consts.iter().map(|(n, ..)| ctx.atom(n)).collect();
-                let values = ctx.get_value(names)?;
-                let mut model = BTreeMap::new();
-                let mut unreadable = None;
-                for (k, v) in values {
-                    let name = ctx.display(k).to_string();
-                    match parse_bv(&ctx.display(v).to_string()) {
-                        Some(x) => {
-                            model.insert(name, x);
-                        }
-                        None => unreadable = Some(name),
-                    }
+            Ok(Answer::Sat(mut model)) => {
+                // A lane query leaves the other lanes' inputs free: any value will do.
+                for (n, ..) in &ob.consts {
+                    model.entry(n.clone()).or_insert(0);
                 }
-                match unreadable {
-                    Some(n) => Verdict::Error(format!("cannot read the solver's value for {n}")),
-                    None => match explain(rule, inst, ob, &model) {
-                        Ok(s) => Verdict::Counterexample(s),
-                        Err(e) => Verdict::Error(e),
-                    },
-                }
+                return match explain(rule, inst, ob, &model) {
+                    Ok(s) => Verdict::Counterexample(s),
+                    Err(e) => Verdict::Error(e),
+                };
             }
-        };
-        Ok(out)
-    })();
-    match answer {
-        Ok(v) => v,
-        Err(e) => Verdict::Error(format!("solver I/O failed: {e}")),
+        }
     }
+    Verdict::Proved
 }
 
 /// Proves one instantiation in `ctx`. Its cache key covers every query it needs (each lane
@@ -475,6 +556,14 @@ fn prove_inst(
     let lanes = lane_counts(inst, opts.full_width);
     let mut cached = false;
     let verdict = (|| -> Verdict {
+        // Both sides the same terms in every lane (a rule derived from an instruction's
+        // semantics, say): proved by construction, with no solver and no case split.
+        let syntactic = lanes.iter().all(|&n| {
+            obligation::build(ctx, rule, inst, n, None, false).is_ok_and(|o| o.open_lanes == 0)
+        });
+        if syntactic {
+            return Verdict::Proved;
+        }
         let cases: Vec<Option<cache::Assignment>> = match enumerate(ctx, rule, inst, opts, cache) {
             Ok(Some(list)) => list.into_iter().map(Some).collect(),
             Ok(None) => vec![None],

@@ -107,8 +107,16 @@ pub struct Obligation {
     pub rhs: Expr,
     /// Computed constants of the right-hand side.
     pub computed: Vec<(Ast, Elem)>,
-    /// Lanes of the check.
+    /// Lanes of the check (of lane-generic parts).
     pub lanes: u32,
+    /// Lanes of each rule variable.
+    pub var_lanes: Vec<u32>,
+    /// Output lanes whose two terms differ syntactically; zero proves the rule outright.
+    pub open_lanes: usize,
+    /// The two sides' terms of each such lane.
+    pub pairs: Vec<(SExpr, SExpr)>,
+    /// The assumptions, one by one (their conjunction is `assumptions`).
+    pub conjuncts: Vec<SExpr>,
     /// How many products were abstracted to values within their interval.
     pub abstracted: usize,
 }
@@ -421,10 +429,18 @@ pub fn build(
     let lhs = build_side(&inst.lhs, lanes, &mut slots)?;
     let rhs = build_side(&inst.rhs, lanes, &mut slots)?;
     let computed = slots.computed.clone();
+    // Inputs take the lane count of their use: a lowering rule's fixed vector types, or
+    // `lanes` for lane-generic rules.
+    let mut free = crate::ir::visit::free_vars(&lhs);
+    free.extend(crate::ir::visit::free_vars(&rhs));
+    let lanes_of = |name: &str| free.get(name).map_or(lanes, |t| t.lanes);
+    let var_lanes: Vec<u32> = (0..inst.vars.len())
+        .map(|i| lanes_of(&format!("v{i}")))
+        .collect();
 
     let mut consts: Vec<(String, u32, Slot)> = Vec::new();
     for (i, e) in inst.vars.iter().enumerate() {
-        for l in 0..lanes as usize {
+        for l in 0..var_lanes[i] as usize {
             consts.push((
                 format!("v{i}_{l}"),
                 e.bits(),
@@ -488,7 +504,8 @@ pub fn build(
         for (id, elems) in &wilds_used {
             for e in elems {
                 let name = format!("c{id}:{e}");
-                let v = Expr::splat(crate::types::Type::vec(*e, lanes), f[id]).map_err(|e| e.0)?;
+                let n = lanes_of(&name);
+                let v = Expr::splat(crate::types::Type::vec(*e, n), f[id]).map_err(|e| e.0)?;
                 map.insert(crate::ir::Sym::from(name.as_str()), v);
             }
         }
@@ -501,7 +518,10 @@ pub fn build(
                 bounds: &mut nb,
             };
             if let Ok(v) = crate::rules::cexpr::eval(ast, &mut env)
-                && let Ok(c) = Expr::splat(crate::types::Type::vec(*elem, lanes), v)
+                && let Ok(c) = Expr::splat(
+                    crate::types::Type::vec(*elem, lanes_of(&format!("k{j}"))),
+                    v,
+                )
             {
                 map.insert(crate::ir::Sym::from(format!("k{j}").as_str()), c);
             }
@@ -583,7 +603,7 @@ pub fn build(
         let (lo_w, hi_w) = (extend(ctx, *lo, CW, W, true), extend(ctx, *hi, CW, W, true));
         assumptions.push(fits(ctx, lo_w, e));
         assumptions.push(fits(ctx, hi_w, e));
-        for lane in 0..lanes as usize {
+        for lane in 0..var_lanes[i] as usize {
             let x = extend(
                 ctx,
                 ctx.atom(format!("v{i}_{lane}")),
@@ -599,7 +619,7 @@ pub fn build(
     // Abstracted products lie within their intervals.
     for (k, (node, (lo, hi))) in products.iter().enumerate() {
         let e = node.ty().elem;
-        for lane in 0..lanes as usize {
+        for lane in 0..node.ty().lanes as usize {
             let name = format!("m{k}_{lane}");
             consts.push((name.clone(), e.bits(), Slot::Product { index: k, lane }));
             let x = extend(ctx, ctx.atom(&name), e.bits(), W, e.is_signed());
@@ -608,9 +628,20 @@ pub fn build(
         }
     }
 
+    // Terms are hash-consed, so lanes both sides compute by the same term agree; the
+    // solver only sees the others (none, often, for rules derived from semantics).
+    let pairs: Vec<(SExpr, SExpr)> = l
+        .iter()
+        .zip(&r)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| (*a, *b))
+        .collect();
+    let open_lanes = pairs.len();
+    let conjuncts = assumptions.clone();
     let differ = l
         .iter()
         .zip(&r)
+        .filter(|(a, b)| a != b)
         .map(|(a, b)| ctx.not(ctx.eq(*a, *b)))
         .reduce(|a, b| ctx.or(a, b))
         .unwrap_or(ctx.false_());
@@ -628,6 +659,10 @@ pub fn build(
         rhs,
         computed,
         lanes,
+        var_lanes,
+        open_lanes,
+        pairs,
+        conjuncts,
         abstracted: products.len(),
     })
 }
