@@ -160,6 +160,23 @@ pub fn all() -> Result<&'static Isa, Diag> {
     ALL.as_ref().map_err(|d| d.clone())
 }
 
+/// True when this machine can run AVX-512 code (F, BW, DQ and VL, as the variant uses).
+/// Tests that run AVX-512 programs natively say they are skipped without it: no installable
+/// tool adds a CPU feature.
+pub fn host_has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("avx512dq")
+            && std::arch::is_x86_feature_detected!("avx512vl")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// The instructions a variant may use.
 pub fn isa(v: Variant) -> Result<Isa, Diag> {
     Ok(all()?.with_features(&v.features()))
