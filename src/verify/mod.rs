@@ -8,6 +8,7 @@
 //! which also checks the encoding.
 
 pub mod cache;
+pub mod exhaust;
 pub mod obligation;
 pub mod smt;
 pub mod split;
@@ -323,13 +324,83 @@ fn explain(
     ))
 }
 
-/// At most this many constant assignments are proved case by case.
+/// At most this many constant assignments are listed by the solver, model by model.
 const ENUM_LIMIT: usize = 256;
 
-/// The constant assignments under which the rule can fire, when there are few: the solver
-/// lists models of the assumptions (projected on the wildcards) until none is left. Proving
-/// each case with concrete constants is far easier for the solver than one symbolic query
-/// (a division by a symbolic power of two, say). `None` when the rule has no wildcards,
+/// At most this many assignments are tried by evaluation (see [`list_natively`]).
+const NATIVE_SCAN_LIMIT: i128 = 1 << 17;
+
+/// At most this many listed assignments are proved case by case.
+const CASE_LIMIT: usize = 8192;
+
+/// The constant assignments under which the engine fires the rule, found by evaluating its
+/// predicate and computed constants (exactly as the rewriter does) for every value of small
+/// wildcard domains. `None` when the domain is too large or the predicate needs bounds of
+/// the rule's variables. Listing by the rewriter's own evaluator (rather than asking the
+/// solver, which cannot list the divisors a 256-bit predicate admits in useful time) makes
+/// the proof cover exactly the bindings under which the rule fires.
+fn list_natively(rule: &Rule, inst: &Inst, ob: &Obligation) -> Option<Vec<cache::Assignment>> {
+    let wilds: Vec<(u32, obligation::WildDomain)> = ob
+        .consts
+        .iter()
+        .filter_map(|(_, _, s)| match s {
+            Slot::Wild(id, d) => Some((*id, d.clone())),
+            _ => None,
+        })
+        .collect();
+    let size = wilds.iter().try_fold(1i128, |acc, (_, d)| {
+        acc.checked_mul(d.hi.checked_sub(d.lo)?.checked_add(1)?)
+    })?;
+    if wilds.is_empty() || size > NATIVE_SCAN_LIMIT {
+        return None;
+    }
+    let mut found = Vec::new();
+    for k in 0..size {
+        let mut a = cache::Assignment::new();
+        let mut rest = k;
+        for (id, d) in &wilds {
+            let n = d.hi - d.lo + 1;
+            a.insert(*id, d.lo + rest % n);
+            rest /= n;
+        }
+        let wf = |id: u32| a.get(&id).copied();
+        let mut needs_bounds = false;
+        let mut nb = |_: &str| {
+            needs_bounds = true;
+            None
+        };
+        let mut env = crate::rules::cexpr::CEnv {
+            scope: &inst.scope,
+            wild: &wf,
+            bounds: &mut nb,
+        };
+        let holds = rule
+            .decl
+            .pred
+            .as_ref()
+            .is_none_or(|p| matches!(crate::rules::cexpr::eval(p, &mut env), Ok(v) if v != 0));
+        let fits = ob.computed.iter().all(|(ast, elem)| {
+            matches!(crate::rules::cexpr::eval(ast, &mut env),
+                Ok(v) if elem.min_value() <= v && elem.max_value().is_none_or(|m| v <= m))
+        });
+        if needs_bounds {
+            return None;
+        }
+        if holds && fits {
+            if found.len() >= CASE_LIMIT {
+                return None;
+            }
+            found.push(a);
+        }
+    }
+    Some(found)
+}
+
+/// The constant assignments under which the rule can fire, when there are few enough to
+/// prove one by one. Proving each case with concrete constants is far easier for the solver
+/// than one symbolic query (a division by a symbolic power of two, or by any divisor whose
+/// reciprocal a predicate checks). Small domains are listed by evaluation; otherwise the solver lists models of the assumptions
+/// (projected on the wildcards) until none is left. `None` when the rule has no wildcards,
 /// when there are too many cases, or when the solver gives up listing them.
 fn enumerate(
     ctx: &mut Context,
@@ -350,7 +421,7 @@ fn enumerate(
     if wilds.is_empty() {
         return Ok(None);
     }
-    let mut text = format!("enumerate up to {ENUM_LIMIT}\n");
+    let mut text = format!("enumerate up to {ENUM_LIMIT}, or {CASE_LIMIT} by evaluation\n");
     for (name, w, _) in &ob.consts {
         text.push_str(&format!("(declare-const {name} (_ BitVec {w}))\n"));
     }
@@ -362,6 +433,13 @@ fn enumerate(
         .enumeration(&key)
     {
         return Ok(r);
+    }
+    if let Some(list) = list_natively(rule, inst, &ob) {
+        cache
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert_enumeration(key, Some(list.clone()));
+        return Ok(Some(list));
     }
     let io = |e: std::io::Error| format!("solver I/O failed: {e}");
     reset(ctx).map_err(io)?;
@@ -433,6 +511,22 @@ fn solve(
             format!("(set-option :produce-models true)\n{text}(check-sat)\n"),
         );
     }
+    // Few input bits: try them all (exact, and faster than bit-blasting a divider).
+    if funs.is_empty() {
+        let inputs: Vec<(String, u32)> = consts.iter().map(|(n, w, _)| (n.clone(), *w)).collect();
+        if let Some(p) = exhaust::compile(ctx, &inputs, assertion) {
+            return Ok(match p.search() {
+                None => Answer::Unsat,
+                Some(vals) => Answer::Sat(
+                    consts
+                        .iter()
+                        .zip(vals)
+                        .map(|((_, _, original), v)| (original.clone(), v))
+                        .collect(),
+                ),
+            });
+        }
+    }
     let io = |e: std::io::Error| format!("solver I/O failed: {e}");
     reset(ctx).map_err(io)?;
     for (name, w, _) in consts {
@@ -469,6 +563,8 @@ fn run_query(
     inst: &Inst,
     ob: &Obligation,
     opts: &Options,
+    case: Option<&cache::Assignment>,
+    proved: &mut std::collections::HashSet<String>,
 ) -> Verdict {
     if ob.open_lanes == 0 {
         return Verdict::Proved;
@@ -496,6 +592,9 @@ fn run_query(
         text,
     } in &queries
     {
+        if proved.contains(text) {
+            continue;
+        }
         // Products as uninterpreted functions first (see [`uf`]): a proof of that proves
         // this query; anything else means asking the exact query.
         let widths: std::collections::HashMap<String, u32> =
@@ -516,12 +615,15 @@ fn run_query(
                 ));
             }
             if let Ok(Answer::Unsat) = solve(ctx, consts, &funs, abs, &t, &label, opts) {
+                proved.insert(text.clone());
                 continue;
             }
         }
         match solve(ctx, consts, &none, *assertion, text, &label, opts) {
             Err(e) => return Verdict::Error(e),
-            Ok(Answer::Unsat) => {}
+            Ok(Answer::Unsat) => {
+                proved.insert(text.clone());
+            }
             Ok(Answer::Unknown) => {
                 return Verdict::Unknown(format!(
                     "the solver gave up ({} ms limit)",
@@ -529,9 +631,15 @@ fn run_query(
                 ));
             }
             Ok(Answer::Sat(mut model)) => {
-                // A lane query leaves the other lanes' inputs free: any value will do.
-                for (n, ..) in &ob.consts {
-                    model.entry(n.clone()).or_insert(0);
+                // A lane query leaves the other lanes' inputs free: any value will do. Pinned
+                // wildcards keep their case's value.
+                for (n, w, slot) in &ob.consts {
+                    let pinned = match slot {
+                        Slot::Wild(id, _) => case.and_then(|c| c.get(id)),
+                        _ => None,
+                    };
+                    let bits = pinned.map_or(0, |v| *v as u128 & exhaust::mask(*w));
+                    model.entry(n.clone()).or_insert(bits);
                 }
                 return match explain(rule, inst, ob, &model) {
                     Ok(s) => Verdict::Counterexample(s),
@@ -558,10 +666,14 @@ fn prove_inst(
     let verdict = (|| -> Verdict {
         // Both sides the same terms in every lane (a rule derived from an instruction's
         // semantics, say): proved by construction, with no solver and no case split.
-        let syntactic = lanes.iter().all(|&n| {
-            obligation::build(ctx, rule, inst, n, None, false).is_ok_and(|o| o.open_lanes == 0)
-        });
-        if syntactic {
+        let mut plain = Vec::new();
+        for &n in &lanes {
+            match obligation::build(ctx, rule, inst, n, None, false) {
+                Ok(o) => plain.push(o),
+                Err(e) => return Verdict::Error(format!("cannot encode: {e}")),
+            }
+        }
+        if plain.iter().all(|o| o.open_lanes == 0) {
             return Verdict::Proved;
         }
         let cases: Vec<Option<cache::Assignment>> = match enumerate(ctx, rule, inst, opts, cache) {
@@ -571,14 +683,21 @@ fn prove_inst(
         };
         let mut queries = Vec::new();
         let mut all_text = String::new();
-        for &n in &lanes {
-            for case in &cases {
-                match obligation::build(ctx, rule, inst, n, case.as_ref(), false) {
-                    Ok(o) => {
-                        all_text.push_str(&query_text(ctx, &o));
-                        queries.push((n, case.clone(), o));
+        if cases == [None] {
+            for (&n, o) in lanes.iter().zip(plain) {
+                all_text.push_str(&query_text(ctx, &o));
+                queries.push((n, None, o));
+            }
+        } else {
+            for &n in &lanes {
+                for case in &cases {
+                    match obligation::build(ctx, rule, inst, n, case.as_ref(), false) {
+                        Ok(o) => {
+                            all_text.push_str(&query_text(ctx, &o));
+                            queries.push((n, case.clone(), o));
+                        }
+                        Err(e) => return Verdict::Error(format!("cannot encode: {e}")),
                     }
-                    Err(e) => return Verdict::Error(format!("cannot encode: {e}")),
                 }
             }
         }
@@ -591,16 +710,20 @@ fn prove_inst(
             cached = true;
             return Verdict::Proved;
         }
+        // Lane queries proved once need no second proof (the one-lane and the
+        // full-register obligations of a lane-wise rule ask the same thing).
+        let mut proved = std::collections::HashSet::new();
         for (n, case, ob) in &queries {
             // First with shared products abstracted to their intervals (cheap when it
             // works); a failure there proves nothing, so then the exact query.
             if let Ok(abs) = obligation::build(ctx, rule, inst, *n, case.as_ref(), true)
                 && abs.abstracted > 0
-                && run_query(ctx, rule, inst, &abs, opts) == Verdict::Proved
+                && run_query(ctx, rule, inst, &abs, opts, case.as_ref(), &mut proved)
+                    == Verdict::Proved
             {
                 continue;
             }
-            let v = run_query(ctx, rule, inst, ob, opts);
+            let v = run_query(ctx, rule, inst, ob, opts, case.as_ref(), &mut proved);
             if v != Verdict::Proved {
                 return v;
             }

@@ -401,6 +401,15 @@ fn pow2_divisor(e: &Expr) -> Option<u32> {
     (k < e.ty().elem.bits() - e.ty().elem.is_signed() as u32).then_some(k)
 }
 
+/// The value of a literal `(_ bvN w)`.
+pub fn literal(ctx: &Context, e: SExpr) -> Option<u128> {
+    let items = ctx.get_list(e)?;
+    if items.len() != 3 || ctx.get_atom(items[0]) != Some("_") {
+        return None;
+    }
+    ctx.get_atom(items[1])?.strip_prefix("bv")?.parse().ok()
+}
+
 /// `x < y` as a Bool.
 pub fn lt(ctx: &Context, x: SExpr, y: SExpr, signed: bool) -> SExpr {
     app(ctx, if signed { "bvslt" } else { "bvult" }, vec![x, y])
@@ -462,6 +471,15 @@ fn shift(
         if left { (&l, &r) } else { (&r, &l) };
     if !amount_signed {
         return fwd(y);
+    }
+    // A literal amount has a known direction: no case split for the solver (or for the
+    // product abstraction, which looks for plain shifted operands).
+    if let Some(v) = literal(ctx, y) {
+        return if w < 128 && v >> (w - 1) & 1 == 1 {
+            back(konst(ctx, w, (1u128 << w) - v))
+        } else {
+            fwd(y)
+        };
     }
     let neg = lt(ctx, y, konst(ctx, w, 0), true);
     ite(ctx, neg, back(app(ctx, "bvneg", vec![y])), fwd(y))

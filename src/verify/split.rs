@@ -76,10 +76,11 @@ fn rename(
     r
 }
 
-/// The distinct lane queries of an obligation, or `None` when it has at most one open lane
-/// (the whole query is then as small as it gets).
+/// The distinct lane queries of an obligation, or `None` when it has no open lane. A single
+/// open lane is still worth a query of its own: it drops the assumptions about constants it
+/// no longer mentions (a pinned wildcard, say).
 pub fn lane_queries(ctx: &Context, ob: &Obligation) -> Option<Vec<LaneQuery>> {
-    if ob.pairs.len() <= 1 {
+    if ob.pairs.is_empty() {
         return None;
     }
     let widths: BTreeMap<&str, u32> = ob.consts.iter().map(|(n, w, _)| (n.as_str(), *w)).collect();

@@ -111,6 +111,7 @@ pub fn abstract_products(
 ) -> Option<(SExpr, BTreeSet<u32>)> {
     let mut m = Memo::default();
     let r = rebuild(ctx, e, consts, &mut m);
+    let r = m.lemmas.iter().fold(r, |acc, l| ctx.and(acc, *l));
     (!m.used.is_empty()).then_some((r, m.used))
 }
 
@@ -121,6 +122,11 @@ struct Memo {
     widths: HashMap<SExpr, Option<u32>>,
     prints: HashMap<SExpr, u64>,
     ground: HashMap<SExpr, bool>,
+    mentions: HashMap<SExpr, Vec<String>>,
+    /// Facts about the uninterpreted products that real multiplication satisfies.
+    lemmas: Vec<SExpr>,
+    /// Products already given their lemmas.
+    bounded: std::collections::HashSet<SExpr>,
     used: BTreeSet<u32>,
 }
 
@@ -140,15 +146,30 @@ fn rebuild(ctx: &Context, e: SExpr, consts: &HashMap<String, u32>, m: &mut Memo)
                 && let Some(w) = width(ctx, items[1], consts, &mut m.widths)
             {
                 m.used.insert(w);
-                // Multiplication commutes: a fixed operand order lets `b * a` meet `a * b`.
-                let (x, y) = if fingerprint(ctx, new[1], &mut m.prints)
-                    <= fingerprint(ctx, new[2], &mut m.prints)
-                {
-                    (new[1], new[2])
-                } else {
-                    (new[2], new[1])
-                };
-                ctx.list(vec![ctx.atom(mul_name(w)), x, y])
+                // A shifted operand comes out of the product: `a * (b << s)` is
+                // `(a * b) << s` in modular arithmetic, so products of `b` and of `2b` meet.
+                // Under an extension that holds only when the shift does not overflow, so
+                // that case keeps the plain product.
+                let shifted = [(1, 2), (2, 1)]
+                    .into_iter()
+                    .find_map(|(i, j)| Some((shifted_operand(ctx, new[i])?, new[j])));
+                match shifted {
+                    Some(((base, s, exact), other)) => {
+                        let pulled = ctx.list(vec![
+                            ctx.atom("bvshl"),
+                            uf_mul(ctx, other, base, w, consts, m),
+                            crate::verify::smt::konst(ctx, w, s as u128),
+                        ]);
+                        match exact {
+                            None => pulled,
+                            Some(cond) => {
+                                let plain = uf_mul(ctx, new[1], new[2], w, consts, m);
+                                ctx.ite(cond, pulled, plain)
+                            }
+                        }
+                    }
+                    None => uf_mul(ctx, new[1], new[2], w, consts, m),
+                }
             } else if new == items {
                 e
             } else {
@@ -159,6 +180,156 @@ fn rebuild(ctx: &Context, e: SExpr, consts: &HashMap<String, u32>, m: &mut Memo)
     };
     m.rebuilt.insert(e, r);
     r
+}
+
+/// `mul<w>(x, y)` with its operands in a fixed order: multiplication commutes, so `b * a`
+/// meets `a * b`. Operands are ordered first by the constants they mention, so `a * c0` and
+/// `a * f(c0)` (one constant spelled two ways) put `a` on the same side.
+fn uf_mul(
+    ctx: &Context,
+    x: SExpr,
+    y: SExpr,
+    w: u32,
+    consts: &HashMap<String, u32>,
+    m: &mut Memo,
+) -> SExpr {
+    let kx = (
+        mentions(ctx, x, consts, &mut m.mentions),
+        fingerprint(ctx, x, &mut m.prints),
+    );
+    let ky = (
+        mentions(ctx, y, consts, &mut m.mentions),
+        fingerprint(ctx, y, &mut m.prints),
+    );
+    let (x, y) = if kx <= ky { (x, y) } else { (y, x) };
+    let p = ctx.list(vec![ctx.atom(mul_name(w)), x, y]);
+    if m.bounded.insert(p) {
+        magnitude_lemmas(ctx, p, x, y, w, &mut m.lemmas);
+    }
+    p
+}
+
+/// The range of `e` when it extends a narrower value: `[-2^(n-1), 2^(n-1) - 1]` for a sign
+/// extension of `n` bits, `[0, 2^n - 1]` for a zero extension; with its sign.
+fn extension_range(ctx: &Context, e: SExpr, w: u32) -> Option<(i128, i128, bool)> {
+    let items = ctx.get_list(e)?;
+    let head = ctx.get_list(*items.first()?)?;
+    let k = ctx.get_u32(*head.get(2)?)?;
+    let n = w.checked_sub(k)?;
+    if n == 0 || n > 64 {
+        return None;
+    }
+    match ctx.get_atom(*head.get(1)?)? {
+        "sign_extend" => Some((-(1i128 << (n - 1)), (1i128 << (n - 1)) - 1, true)),
+        "zero_extend" => Some((0, (1i128 << n) - 1, false)),
+        _ => None,
+    }
+}
+
+/// Range facts of a widening product `p = x * y` of extended operands: whenever `y` lies in
+/// `[-2^k, 2^k - 1]` (or `[0, 2^k - 1]`), `p` lies between the corner products of that
+/// range and `x`'s (and the same with the roles swapped). They hold for real
+/// multiplication (such a product cannot overflow), so adding them keeps the abstraction
+/// sound, and they give back the range a saturation or a doubling depends on (a product by
+/// a value bounded to 15 bits does not overflow when doubled).
+fn magnitude_lemmas(ctx: &Context, p: SExpr, x: SExpr, y: SExpr, w: u32, out: &mut Vec<SExpr>) {
+    use crate::verify::smt::{konst_i, lt};
+    let (Some(rx), Some(ry)) = (extension_range(ctx, x, w), extension_range(ctx, y, w)) else {
+        return;
+    };
+    // Every corner product must be a signed w-bit value.
+    let limit = 1i128 << (w - 1).min(126);
+    let corners = |(al, ah): (i128, i128), (bl, bh): (i128, i128)| -> Option<(i128, i128)> {
+        let c = [al * bl, al * bh, ah * bl, ah * bh];
+        let (lo, hi) = (*c.iter().min()?, *c.iter().max()?);
+        (-limit <= lo && hi < limit).then_some((lo, hi))
+    };
+    let within = |v: SExpr, (lo, hi): (i128, i128)| {
+        ctx.and(
+            ctx.not(lt(ctx, v, konst_i(ctx, w, lo), true)),
+            ctx.not(lt(ctx, konst_i(ctx, w, hi), v, true)),
+        )
+    };
+    for (a, (al, ah, signed), (bl, bh, _)) in [(y, ry, rx), (x, rx, ry)] {
+        // `ah + 1` is the power of two the extension's range ends below.
+        let bits = (ah + 1).trailing_zeros();
+        for k in 0..bits {
+            let sub = if signed {
+                (-(1i128 << k), (1i128 << k) - 1)
+            } else {
+                (0, (1i128 << k) - 1)
+            };
+            debug_assert!(al <= sub.0 && sub.1 <= ah);
+            if let Some(r) = corners(sub, (bl, bh)) {
+                out.push(ctx.imp(within(a, sub), within(p, r)));
+            }
+        }
+    }
+}
+
+/// `e` as `base << s` (at `e`'s width): `(bvshl y s)` exactly, or an extension of one, which
+/// equals the extension of `y` shifted only when the shift loses no bits: that condition
+/// comes third.
+fn shifted_operand(ctx: &Context, e: SExpr) -> Option<(SExpr, u32, Option<SExpr>)> {
+    use crate::verify::smt::{app, app_idx, konst, literal};
+    let items = ctx.get_list(e)?.to_vec();
+    if items.len() == 3 && ctx.get_atom(items[0]) == Some("bvshl") {
+        let s = literal(ctx, items[2])?;
+        return (s > 0 && s < 128).then_some((items[1], s as u32, None));
+    }
+    if items.len() != 2 {
+        return None;
+    }
+    let head = ctx.get_list(items[0])?.to_vec();
+    let kind = ctx.get_atom(*head.get(1)?)?;
+    if !matches!(kind, "sign_extend" | "zero_extend") || head.len() != 3 {
+        return None;
+    }
+    let k = ctx.get_u32(head[2])?;
+    let inner = ctx.get_list(items[1])?.to_vec();
+    if inner.len() != 3 || ctx.get_atom(inner[0]) != Some("bvshl") {
+        return None;
+    }
+    let s = literal(ctx, inner[2])?;
+    if s == 0 || s >= 128 {
+        return None;
+    }
+    let base = app_idx(ctx, kind, &[k], vec![inner[1]]);
+    // The amount's literal names the narrow width; the extension adds `k` bits to it.
+    let narrow_w: u32 = ctx
+        .get_list(inner[2])?
+        .get(2)
+        .and_then(|n| ctx.get_u32(*n))?;
+    let wide = app(ctx, "bvshl", vec![base, konst(ctx, narrow_w + k, s)]);
+    Some((base, s as u32, Some(ctx.eq(e, wide))))
+}
+
+/// The declared constants a term mentions, sorted.
+fn mentions(
+    ctx: &Context,
+    e: SExpr,
+    consts: &HashMap<String, u32>,
+    memo: &mut HashMap<SExpr, Vec<String>>,
+) -> Vec<String> {
+    if let Some(v) = memo.get(&e) {
+        return v.clone();
+    }
+    let v = match ctx.get(e) {
+        SExprData::Atom(a) if consts.contains_key(a) => vec![a.to_string()],
+        SExprData::List(items) => {
+            let mut all: Vec<String> = items
+                .to_vec()
+                .iter()
+                .flat_map(|&i| mentions(ctx, i, consts, memo))
+                .collect();
+            all.sort();
+            all.dedup();
+            all
+        }
+        _ => Vec::new(),
+    };
+    memo.insert(e, v.clone());
+    v
 }
 
 /// A structural hash of a term, the same in every run (terms are DAGs; printing them
