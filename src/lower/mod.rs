@@ -12,6 +12,7 @@
 pub mod conformance;
 pub mod emit;
 pub mod harness;
+pub mod parity;
 pub mod prepare;
 pub mod select;
 

@@ -335,6 +335,7 @@ pub fn prepare(e: &Expr, register_bits: u32) -> Prepared {
 /// `by_narrowest` (wider values then span register pairs).
 pub fn prepare_with(e: &Expr, register_bits: u32, by_narrowest: bool) -> Prepared {
     let (e, vector_inputs, bool_result) = normalize_inputs(e);
+    let e = super::parity::interleave_parity_selects(&e);
     let e = fold_splats(&e);
     let lanes = e.ty().lanes;
     if lanes > 1 && element_wise(&e, lanes) {

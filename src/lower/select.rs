@@ -363,7 +363,7 @@ impl<'r> Selector<'r> {
 }
 
 /// True for nodes that compute each lane from the same lane of their vector operands.
-fn lane_wise(e: &Expr) -> bool {
+pub(crate) fn lane_wise(e: &Expr) -> bool {
     let l = e.ty().lanes;
     !matches!(
         e.op(),
