@@ -203,3 +203,28 @@ fn hard_x86_rules_are_proved_from_scratch() {
         assert_eq!(o.verdict, Verdict::Proved, "{} ({})", o.rule, o.location);
     }
 }
+
+#[test]
+fn hard_hvx_rules_are_proved_from_scratch() {
+    // Proved without the cache: a product by a constant whose two spellings put the
+    // constant on different sides (operands ordered by the constants they mention), and
+    // vmpa's two products, built at 32 bits on one side and at their exact 24 bits on the
+    // other (products of extended values taken at one width).
+    z3_or_fail();
+    let mut rules: Vec<harrow::rules::Rule> = Vec::new();
+    for r in family("hvx") {
+        let wanted = matches!(
+            r.decl.name.as_str(),
+            "mpy_by_constant_odd_i16" | "mpa_two_taps_h_mm"
+        );
+        if wanted && !rules.iter().any(|k| k.decl.name == r.decl.name) {
+            rules.push(r);
+        }
+    }
+    assert_eq!(rules.len(), 2);
+    let cache = Mutex::new(Cache::in_memory());
+    let outcomes = verify_rules(&rules, &Options::default(), &cache, &|_, _| {});
+    for o in &outcomes {
+        assert_eq!(o.verdict, Verdict::Proved, "{} ({})", o.rule, o.location);
+    }
+}

@@ -8,6 +8,7 @@
 //! which also checks the encoding.
 
 pub mod cache;
+pub mod cases;
 pub mod exhaust;
 pub mod obligation;
 pub mod smt;
@@ -327,75 +328,6 @@ fn explain(
 /// At most this many constant assignments are listed by the solver, model by model.
 const ENUM_LIMIT: usize = 256;
 
-/// At most this many assignments are tried by evaluation (see [`list_natively`]).
-const NATIVE_SCAN_LIMIT: i128 = 1 << 17;
-
-/// At most this many listed assignments are proved case by case.
-const CASE_LIMIT: usize = 8192;
-
-/// The constant assignments under which the engine fires the rule, found by evaluating its
-/// predicate and computed constants (exactly as the rewriter does) for every value of small
-/// wildcard domains. `None` when the domain is too large or the predicate needs bounds of
-/// the rule's variables. Listing by the rewriter's own evaluator (rather than asking the
-/// solver, which cannot list the divisors a 256-bit predicate admits in useful time) makes
-/// the proof cover exactly the bindings under which the rule fires.
-fn list_natively(rule: &Rule, inst: &Inst, ob: &Obligation) -> Option<Vec<cache::Assignment>> {
-    let wilds: Vec<(u32, obligation::WildDomain)> = ob
-        .consts
-        .iter()
-        .filter_map(|(_, _, s)| match s {
-            Slot::Wild(id, d) => Some((*id, d.clone())),
-            _ => None,
-        })
-        .collect();
-    let size = wilds.iter().try_fold(1i128, |acc, (_, d)| {
-        acc.checked_mul(d.hi.checked_sub(d.lo)?.checked_add(1)?)
-    })?;
-    if wilds.is_empty() || size > NATIVE_SCAN_LIMIT {
-        return None;
-    }
-    let mut found = Vec::new();
-    for k in 0..size {
-        let mut a = cache::Assignment::new();
-        let mut rest = k;
-        for (id, d) in &wilds {
-            let n = d.hi - d.lo + 1;
-            a.insert(*id, d.lo + rest % n);
-            rest /= n;
-        }
-        let wf = |id: u32| a.get(&id).copied();
-        let mut needs_bounds = false;
-        let mut nb = |_: &str| {
-            needs_bounds = true;
-            None
-        };
-        let mut env = crate::rules::cexpr::CEnv {
-            scope: &inst.scope,
-            wild: &wf,
-            bounds: &mut nb,
-        };
-        let holds = rule
-            .decl
-            .pred
-            .as_ref()
-            .is_none_or(|p| matches!(crate::rules::cexpr::eval(p, &mut env), Ok(v) if v != 0));
-        let fits = ob.computed.iter().all(|(ast, elem)| {
-            matches!(crate::rules::cexpr::eval(ast, &mut env),
-                Ok(v) if elem.min_value() <= v && elem.max_value().is_none_or(|m| v <= m))
-        });
-        if needs_bounds {
-            return None;
-        }
-        if holds && fits {
-            if found.len() >= CASE_LIMIT {
-                return None;
-            }
-            found.push(a);
-        }
-    }
-    Some(found)
-}
-
 /// The constant assignments under which the rule can fire, when there are few enough to
 /// prove one by one. Proving each case with concrete constants is far easier for the solver
 /// than one symbolic query (a division by a symbolic power of two, or by any divisor whose
@@ -421,7 +353,10 @@ fn enumerate(
     if wilds.is_empty() {
         return Ok(None);
     }
-    let mut text = format!("enumerate up to {ENUM_LIMIT}, or {CASE_LIMIT} by evaluation\n");
+    let mut text = format!(
+        "enumerate up to {ENUM_LIMIT}, or {} by evaluation narrowed per wildcard\n",
+        cases::CASE_LIMIT
+    );
     for (name, w, _) in &ob.consts {
         text.push_str(&format!("(declare-const {name} (_ BitVec {w}))\n"));
     }
@@ -434,7 +369,7 @@ fn enumerate(
     {
         return Ok(r);
     }
-    if let Some(list) = list_natively(rule, inst, &ob) {
+    if let Some(list) = cases::list_natively(rule, inst, &ob) {
         cache
             .lock()
             .unwrap_or_else(|p| p.into_inner())

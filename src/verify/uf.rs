@@ -182,9 +182,59 @@ fn rebuild(ctx: &Context, e: SExpr, consts: &HashMap<String, u32>, m: &mut Memo)
     r
 }
 
+/// Products narrower than this are taken at this width (see [`uf_mul`]).
+const WIDE: u32 = 64;
+
+/// `e` (of `w` bits) as an extension of the narrowest value it extends: `(value, its
+/// width, signed)`; a term that is no extension extends itself, read as signed.
+fn peel(ctx: &Context, e: SExpr, w: u32) -> (SExpr, u32, bool) {
+    let (mut cur, mut width, mut signed) = (e, w, true);
+    let mut first = true;
+    loop {
+        let Some((kind, k, inner)) = extension(ctx, cur) else {
+            return (cur, width, signed);
+        };
+        let zero = kind == "zero_extend";
+        // A sign extension of a zero extension is a zero extension; a zero extension of a
+        // sign extension is not an extension of the narrower value.
+        if !first && !signed && !zero {
+            return (cur, width, signed);
+        }
+        if !first && signed && zero {
+            return (cur, width, signed);
+        }
+        signed = if first { !zero } else { signed && !zero };
+        first = false;
+        cur = inner;
+        width -= k;
+    }
+}
+
+/// `(kind, bits added, operand)` of an extension term.
+fn extension(ctx: &Context, e: SExpr) -> Option<(&str, u32, SExpr)> {
+    let items = ctx.get_list(e)?;
+    if items.len() != 2 {
+        return None;
+    }
+    let head = ctx.get_list(items[0])?;
+    if head.len() != 3 || ctx.get_atom(head[0]) != Some("_") {
+        return None;
+    }
+    let kind = ctx.get_atom(head[1])?;
+    if !matches!(kind, "sign_extend" | "zero_extend") {
+        return None;
+    }
+    Some((kind, ctx.get_u32(head[2])?, items[1]))
+}
+
 /// `mul<w>(x, y)` with its operands in a fixed order: multiplication commutes, so `b * a`
 /// meets `a * b`. Operands are ordered first by the constants they mention, so `a * c0` and
 /// `a * f(c0)` (one constant spelled two ways) put `a` on the same side.
+///
+/// A product of at most 64 bits is the low bits of the 64-bit product of its operands'
+/// narrowest values, extended (`x * y` and the extensions of both to 64 bits agree modulo
+/// `2^w`): so the same product built at different widths (`a * c` at 32 bits on one side,
+/// at its exact 24 bits on the other) becomes one term.
 fn uf_mul(
     ctx: &Context,
     x: SExpr,
@@ -193,6 +243,20 @@ fn uf_mul(
     consts: &HashMap<String, u32>,
     m: &mut Memo,
 ) -> SExpr {
+    if w < WIDE {
+        let wide = |(v, n, signed): (SExpr, u32, bool)| {
+            if n == WIDE {
+                v
+            } else {
+                let kind = if signed { "sign_extend" } else { "zero_extend" };
+                crate::verify::smt::app_idx(ctx, kind, &[WIDE - n], vec![v])
+            }
+        };
+        let (px, py) = (peel(ctx, x, w), peel(ctx, y, w));
+        m.used.insert(WIDE);
+        let p = uf_mul(ctx, wide(px), wide(py), WIDE, consts, m);
+        return crate::verify::smt::extract(ctx, w - 1, 0, p);
+    }
     let kx = (
         mentions(ctx, x, consts, &mut m.mentions),
         fingerprint(ctx, x, &mut m.prints),
