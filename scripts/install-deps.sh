@@ -5,6 +5,7 @@
 #   qemu-user                 : run AArch64 and Hexagon programs
 #   gcc-aarch64-linux-gnu, libc6-dev-arm64-cross : the AArch64 sysroot clang links against
 #   z3                        : the SMT solver that proves rules
+#   cvc5                      : the second solver `harrow verify --solver cvc5` drives
 set -euo pipefail
 
 need=()
@@ -16,6 +17,7 @@ command -v qemu-hexagon >/dev/null || need+=(qemu-user)
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 [ -d /usr/aarch64-linux-gnu/include ] || need+=(libc6-dev-arm64-cross)
 command -v z3 >/dev/null || need+=(z3)
+command -v cvc5 >/dev/null || need+=(cvc5)
 
 if [ ${#need[@]} -eq 0 ]; then
     echo "install-deps: everything is already installed"

@@ -228,3 +228,40 @@ fn hard_hvx_rules_are_proved_from_scratch() {
         assert_eq!(o.verdict, Verdict::Proved, "{} ({})", o.rule, o.location);
     }
 }
+
+#[test]
+fn cvc5_proves_and_refutes_too() {
+    // The same obligations sent to cvc5: a handful of lifting rules proved, and the wrong
+    // fixture rule refuted with a counterexample the interpreter confirms.
+    if let Err(e) = solver_available("cvc5") {
+        panic!("{e}");
+    }
+    let opts = Options {
+        solver: "cvc5".into(),
+        ..Options::default()
+    };
+    let rules = harrow::lift::builtin_rules().unwrap_or_else(|d| panic!("{d}"));
+    let some: Vec<_> = rules.rules.iter().take(6).cloned().collect();
+    let cache = Mutex::new(Cache::in_memory());
+    for o in verify_rules(&some, &opts, &cache, &|_, _| {}) {
+        assert_eq!(o.verdict, Verdict::Proved, "{} ({})", o.rule, o.location);
+    }
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wrong.rules");
+    let src = Source::new(
+        "tests/data/wrong.rules",
+        std::fs::read_to_string(path).unwrap(),
+    );
+    let set = RuleSet::load(&src, RuleKind::Lift).unwrap_or_else(|d| panic!("{d}"));
+    let bad: Vec<_> = set
+        .rules
+        .into_iter()
+        .filter(|r| r.decl.name == "bad_average")
+        .collect();
+    let outcomes = verify_rules(&bad, &opts, &cache, &|_, _| {});
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o.verdict, Verdict::Counterexample(_))),
+        "{outcomes:?}"
+    );
+}

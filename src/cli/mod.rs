@@ -103,6 +103,9 @@ pub struct VerifyArgs {
     /// Write every query sent to the solver into this folder, for inspection.
     #[arg(long, value_name = "DIR")]
     pub dump_queries: Option<PathBuf>,
+    /// The SMT solver: `z3` or `cvc5` (answers are cached per solver).
+    #[arg(long, default_value = "z3")]
+    pub solver: String,
 }
 
 /// `harrow lift`
@@ -420,7 +423,7 @@ pub fn rules_to_verify(
 
 fn cmd_verify(a: &VerifyArgs) -> Result<String, CliError> {
     use crate::verify::{Cache, Options, Verdict, verify_rules};
-    crate::verify::solver_available("z3").map_err(CliError::Other)?;
+    crate::verify::solver_available(&a.solver).map_err(CliError::Other)?;
     let sets = rules_to_verify(&a.rules, a.target.as_deref())?;
     let rules: Vec<crate::rules::Rule> = sets.into_iter().flat_map(|s| s.rules).collect();
     let cache = if a.no_cache {
@@ -433,7 +436,7 @@ fn cmd_verify(a: &VerifyArgs) -> Result<String, CliError> {
         timeout_ms: a.timeout,
         jobs: a.jobs.unwrap_or_else(|| Options::default().jobs),
         full_width: !a.quick,
-        solver: "z3".into(),
+        solver: a.solver.clone(),
         dump: a.dump_queries.clone(),
     };
     let total: usize = rules.iter().map(|r| r.insts.len()).sum();

@@ -87,45 +87,83 @@ impl Default for Options {
     }
 }
 
-/// Checks that the solver can be started, with a message saying how to install it.
-pub fn solver_available(solver: &str) -> Result<(), String> {
-    match std::process::Command::new(solver).arg("-version").output() {
-        Ok(o) if o.status.success() => Ok(()),
-        _ => Err(format!(
-            "the SMT solver `{solver}` is not installed; install it with `apt-get install z3` (or run scripts/install-deps.sh)"
+/// The solvers harrow can drive, with their command-line arguments for SMT-LIB2 on
+/// standard input and a per-query time limit in milliseconds.
+pub const SOLVERS: &[&str] = &["z3", "cvc5"];
+
+fn solver_args(solver: &str, timeout_ms: u64) -> Result<Vec<String>, String> {
+    match solver {
+        "z3" => Ok(vec![
+            "-smt2".into(),
+            "-in".into(),
+            "-v:0".into(),
+            format!("-t:{timeout_ms}"),
+        ]),
+        "cvc5" => Ok(vec![
+            "--lang=smt2".into(),
+            "--incremental".into(),
+            "--produce-models".into(),
+            format!("--tlimit-per={timeout_ms}"),
+        ]),
+        other => Err(format!(
+            "unknown solver `{other}`; harrow drives {}",
+            SOLVERS.join(" and ")
         )),
     }
 }
 
+/// Checks that the solver can be started, with a message saying how to install it.
+pub fn solver_available(solver: &str) -> Result<(), String> {
+    solver_args(solver, 1)?;
+    match std::process::Command::new(solver).arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        _ => match std::process::Command::new(solver).arg("-version").output() {
+            Ok(o) if o.status.success() => Ok(()),
+            _ => Err(format!(
+                "the SMT solver `{solver}` is not installed; install it with `apt-get install {solver}` (or run scripts/install-deps.sh)"
+            )),
+        },
+    }
+}
+
 fn new_context(opts: &Options) -> Result<Context, String> {
-    ContextBuilder::new()
+    let mut ctx = ContextBuilder::new()
         .solver(&opts.solver)
-        .solver_args([
-            "-smt2".to_string(),
-            "-in".to_string(),
-            "-v:0".to_string(),
-            format!("-t:{}", opts.timeout_ms),
-        ])
+        .solver_args(solver_args(&opts.solver, opts.timeout_ms)?)
         .build()
-        .map_err(|e| format!("cannot start {}: {e}", opts.solver))
+        .map_err(|e| format!("cannot start {}: {e}", opts.solver))?;
+    if opts.solver == "cvc5" {
+        // Without a logic cvc5 picks one at the first declaration and, after
+        // `(reset-assertions)`, no longer knows `true`; ALL keeps every theory in scope.
+        ctx.set_logic("ALL")
+            .map_err(|e| format!("cannot configure {}: {e}", opts.solver))?;
+    }
+    Ok(ctx)
 }
 
 /// Returns the solver to its initial state. Each proof query then runs in z3's
 /// non-incremental mode: after `push`, z3 switches to an incremental solver without the
 /// bit-vector preprocessing that makes identities such as 64-bit averaging easy (seconds
-/// instead of minutes).
-fn reset(ctx: &mut Context) -> std::io::Result<()> {
-    let cmd = ctx.list(vec![ctx.atom("reset")]);
+/// instead of minutes). cvc5 answers nothing to `(reset)` (it forgets `:print-success`
+/// first), so it gets `(reset-assertions)`, which keeps the options and drops the
+/// declarations just the same.
+fn reset(ctx: &mut Context, solver: &str) -> std::io::Result<()> {
+    let full = solver != "cvc5";
+    let word = if full { "reset" } else { "reset-assertions" };
+    let cmd = ctx.list(vec![ctx.atom(word)]);
     ctx.raw_send(cmd)?;
     let r = ctx.raw_recv()?;
     if ctx.display(r).to_string() != "success" {
         return Err(std::io::Error::other(format!(
-            "unexpected answer to (reset): {}",
+            "unexpected answer to ({word}): {}",
             ctx.display(r)
         )));
     }
-    ctx.set_option(":print-success", ctx.true_())?;
-    ctx.set_option(":produce-models", ctx.true_())
+    if full {
+        ctx.set_option(":print-success", ctx.true_())?;
+        ctx.set_option(":produce-models", ctx.true_())?;
+    }
+    Ok(())
 }
 
 /// The lane counts to check an instantiation at.
@@ -377,7 +415,7 @@ fn enumerate(
         return Ok(Some(list));
     }
     let io = |e: std::io::Error| format!("solver I/O failed: {e}");
-    reset(ctx).map_err(io)?;
+    reset(ctx, &opts.solver).map_err(io)?;
     ctx.push().map_err(io)?;
     for (name, w, _) in &ob.consts {
         let s = smt::sort(ctx, *w);
@@ -463,7 +501,7 @@ fn solve(
         }
     }
     let io = |e: std::io::Error| format!("solver I/O failed: {e}");
-    reset(ctx).map_err(io)?;
+    reset(ctx, &opts.solver).map_err(io)?;
     for (name, w, _) in consts {
         let s = smt::sort(ctx, *w);
         ctx.declare_const(name, s).map_err(io)?;
