@@ -42,8 +42,29 @@ pub fn lift_with(
     bounds: &mut dyn Bounds,
     trace: Option<&mut Vec<TraceEvent>>,
 ) -> Expr {
-    let e = drop_noop_casts(&crate::ir::visit::inline_lets(e));
+    let e = fold_scalar_constants(&drop_noop_casts(&crate::ir::visit::inline_lets(e)));
     Greedy::new(rules).run(&e, bounds, trace)
+}
+
+/// Evaluates scalar operations on constants (`shift_left((int64)1, (uint64)31)`, which
+/// simd_op_check writes for 2^31), so that rules see the constant their wildcards match.
+pub fn fold_scalar_constants(e: &Expr) -> Expr {
+    use crate::ir::Op;
+    crate::ir::visit::rebuild(e, |node, args| -> Result<Expr, crate::ir::TypeError> {
+        let rebuilt = node.with_args(args.clone())?;
+        let foldable = rebuilt.ty().is_scalar()
+            && !args.is_empty()
+            && !matches!(node.op(), Op::Load(..) | Op::Let(_) | Op::Instr(_))
+            && args.iter().all(|a| matches!(a.op(), Op::Const(_)));
+        if !foldable {
+            return Ok(rebuilt);
+        }
+        match crate::interp::eval(&rebuilt, &crate::interp::Env::new()) {
+            Ok(v) => Ok(Expr::bits(rebuilt.ty().elem, v.lanes[0])),
+            Err(_) => Ok(rebuilt),
+        }
+    })
+    .unwrap_or_else(|_| e.clone())
 }
 
 /// Removes casts to the type their operand already has (a user may write `u16(x)` of a
