@@ -77,6 +77,25 @@ const HVX_CASES: &[(&str, u32)] = &[
         128,
     ),
     ("(uint8)saturating_cast((uint16)in_u16(x))", 128),
+    // Sums of byte products as reduction multiplies (src/lower/dot.rs): four taps
+    // interleaved into vrmpy, four strided taps read as adjacent lanes, two into vdmpy.
+    (
+        "((((uint32((uint8)in_u8(x))*(uint32)255) + (uint32((uint8)in_u8(x + 16))*(uint32)254)) + (uint32((uint8)in_u8(x + 32))*(uint32)253)) + (uint32((uint8)in_u8(x + 48))*(uint32)252))",
+        128,
+    ),
+    (
+        "((((int16((uint8)in_u8((4*x) + 0))*(int16)127) + (int16((uint8)in_u8((4*x) + 1))*(int16)126)) + (int16((uint8)in_u8((4*x) + 2))*(int16)-125)) + (int16((uint8)in_u8((4*x) + 3))*(int16)124))",
+        64,
+    ),
+    (
+        "(((int32((int16)in_i16(2*x))*80) + (int32((int16)in_i16((2*x) + 1))*33)) + in_i32(x))",
+        64,
+    ),
+    // The high byte of a product: vmpy's deinterleaved pair, vshuffo back into lane order.
+    (
+        "uint8((uint16)shift_right(uint16((uint8)in_u8(x))*(uint16)127, (uint16)8))",
+        128,
+    ),
 ];
 
 fn listing(target: &str) -> String {

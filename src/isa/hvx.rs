@@ -136,6 +136,10 @@ impl super::target::Target for Hvx {
         true
     }
 
+    fn reduction_multiplies(&self) -> bool {
+        true
+    }
+
     fn chunk_by_narrowest(&self) -> bool {
         // A register of the narrowest lanes: widened values are register pairs.
         true

@@ -26,6 +26,11 @@ pub trait Target: Send + Sync {
     fn deinterleave_wide(&self) -> bool {
         false
     }
+    /// Whether selection looks for sums of byte products to compute with reduction
+    /// multiplies (`vrmpy`, `vdmpy`; see `lower::dot`).
+    fn reduction_multiplies(&self) -> bool {
+        false
+    }
     /// Whether chunks are sized by the narrowest element type in the expression (a full
     /// register of it) rather than by the result type.
     fn chunk_by_narrowest(&self) -> bool {

@@ -10,6 +10,7 @@
 //!   for generic nodes.
 
 pub mod conformance;
+mod dot;
 pub mod emit;
 pub mod harness;
 pub mod parity;
@@ -46,6 +47,8 @@ pub struct Backend {
     pub target: Box<dyn Target>,
     /// Derived and hand-written lowering rules for the target's instructions.
     pub rules: RuleSet,
+    /// The target's instructions by intrinsic, for selections built outside the rules.
+    pub instrs: Arc<crate::isa::InstrTable>,
 }
 
 /// Names accepted by `--target`.
@@ -120,7 +123,12 @@ fn build_backend(
         }
     }
     let rules = RuleSet::from_rules(rules.rules, RuleKind::Lower);
-    Ok(Backend { target, rules })
+    let instrs = Arc::new(isa.table());
+    Ok(Backend {
+        target,
+        rules,
+        instrs,
+    })
 }
 
 /// Target families whose lowering rules `harrow verify --target` proves.
@@ -257,6 +265,9 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend) -> Lowered {
     }
     if backend.target.deinterleave_wide() {
         sel = sel.with_deinterleaving();
+    }
+    if backend.target.reduction_multiplies() {
+        sel = sel.with_reduction_multiplies(backend.instrs.clone());
     }
     let s = sel.select(&prepared.chunk);
     let mut params = Params {

@@ -108,6 +108,7 @@ pub fn shift_amount(e: &Expr) -> Option<u32> {
 /// once), constant sub-expressions free (clang folds them).
 pub fn dag_cost(e: &Expr, register_bits: u32) -> f64 {
     let mut constant: HashMap<usize, bool> = HashMap::new();
+    let mut materialized: std::collections::HashSet<usize> = std::collections::HashSet::new();
     let mut total = 0.0;
     for n in crate::ir::visit::post_order(e) {
         let c = match n.op() {
@@ -117,6 +118,14 @@ pub fn dag_cost(e: &Expr, register_bits: u32) -> f64 {
         constant.insert(n.id(), c);
         if !c {
             total += generic_cost(&n, register_bits);
+            // A tie-breaker far below any instruction's cost: a vector constant operand
+            // takes a register that a scalar-operand form does not (prefer `vmpyi(h, b)`
+            // with the constant in a scalar register to `vmpyi(h, h)` with a splat).
+            for a in n.args() {
+                if constant[&a.id()] && !a.ty().is_scalar() && materialized.insert(a.id()) {
+                    total += 0.01;
+                }
+            }
         }
     }
     total
@@ -141,6 +150,8 @@ pub struct Selector<'r> {
     /// Even and odd halves built so far, by node.
     parities: [HashMap<usize, Expr>; 2],
     bounds: Intervals,
+    /// The instructions for sums of byte products (`super::dot`), when the target has them.
+    reductions: Option<std::sync::Arc<crate::isa::InstrTable>>,
     memo: HashMap<usize, (Expr, Selected)>,
     active: HashSet<usize>,
 }
@@ -156,6 +167,7 @@ impl<'r> Selector<'r> {
             deinterleave: false,
             parities: [HashMap::new(), HashMap::new()],
             bounds,
+            reductions: None,
             memo: HashMap::new(),
             active: HashSet::new(),
         }
@@ -173,6 +185,15 @@ impl<'r> Selector<'r> {
     /// instructions produce and its narrowing instructions consume.
     pub fn with_deinterleaving(mut self) -> Self {
         self.deinterleave = true;
+        self
+    }
+
+    /// Also tries sums of byte products as reduction multiplies from `instrs` (HVX).
+    pub fn with_reduction_multiplies(
+        mut self,
+        instrs: std::sync::Arc<crate::isa::InstrTable>,
+    ) -> Self {
+        self.reductions = Some(instrs);
         self
     }
 
@@ -241,6 +262,14 @@ impl<'r> Selector<'r> {
         }
         if let Some(cand) = self.deinterleaved(e) {
             let cand = self.select(&cand);
+            if cand.cost < best.cost {
+                best = cand;
+            }
+        }
+        if let Some(table) = self.reductions.clone()
+            && let Some(cand) = super::dot::candidate(e, &table)
+        {
+            let cand = self.select_rhs(&cand);
             if cand.cost < best.cost {
                 best = cand;
             }
