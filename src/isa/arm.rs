@@ -85,12 +85,12 @@ impl super::target::Target for Neon {
     fn c_load(&self, t: Type, ptr: &str) -> String {
         // memcpy of a register's bytes compiles to one unaligned `ldr`.
         let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
-        format!("({{ {ty} v_; memcpy(&v_, (const void *)({ptr}), sizeof v_); v_; }})")
+        format!("({{ {ty} v_; __builtin_memcpy(&v_, (const void *)({ptr}), sizeof v_); v_; }})")
     }
 
     fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {
         let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
-        format!("{{ {ty} v_ = {v}; memcpy((void *)({ptr}), &v_, sizeof v_); }}")
+        format!("{{ {ty} v_ = {v}; __builtin_memcpy((void *)({ptr}), &v_, sizeof v_); }}")
     }
 
     fn compiler(&self) -> (String, Vec<String>) {

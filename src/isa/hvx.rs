@@ -34,7 +34,15 @@ pub const FILES: &[(&str, &str)] = &[
 /// Helpers that descriptions name as intrinsics: a pair shuffled or dealt in place, the
 /// high word of a 32-bit product, and
 /// compares as 0/1 lanes or feeding `vmux` (HVX compares give predicate registers).
-const HELPERS: &str = r#"#define hv_W_vshuff_W(p, k) Q6_W_vshuff_VVR(Q6_V_hi_W(p), Q6_V_lo_W(p), k)
+const HELPERS: &str = r#"/* Exactly 128 bytes from any address. clang lowers a misaligned vector load to two aligned
+   loads and a valign, which read up to a whole vector past the data (a fault after the
+   last one); vmemu reads only the bytes asked for. */
+static inline HVX_Vector hv_vmemu(const void *p) {
+  HVX_Vector v;
+  __asm__("%0 = vmemu(%1+#0)" : "=v"(v) : "r"(p) : "memory");
+  return v;
+}
+#define hv_W_vshuff_W(p, k) Q6_W_vshuff_VVR(Q6_V_hi_W(p), Q6_V_lo_W(p), k)
 #define hv_W_vdeal_W(p, k) Q6_W_vdeal_VVR(Q6_V_hi_W(p), Q6_V_lo_W(p), k)
 #define hv_mpy_hi_w(a, b) Q6_V_hi_W(Q6_W_vmpyoacc_WVwVh(Q6_W_vmpye_VwVuh(a, b), a, b))
 #define hv_vcmp_gt_ub(a, b) Q6_V_vand_QR(Q6_Q_vcmp_gt_VubVub(a, b), 0x01010101)
@@ -130,6 +138,22 @@ impl super::target::Target for Hvx {
     fn split_wide(&self) -> bool {
         // A pair is two registers: what has no pair form runs on each half.
         true
+    }
+
+    fn c_dense_load(&self, dst: &str, src: &str, bytes: u64) -> Option<String> {
+        if !bytes.is_multiple_of(128) {
+            // The library copy reads exactly these bytes (the builtin may read more).
+            return Some(format!("memcpy(&{dst}, {src}, {bytes});"));
+        }
+        let parts: Vec<String> = (0..bytes / 128)
+            .map(|k| {
+                format!(
+                    "{{ HVX_Vector t_ = hv_vmemu((const char *)({src}) + {o}); __builtin_memcpy((char *)&{dst} + {o}, &t_, 128); }}",
+                    o = 128 * k
+                )
+            })
+            .collect();
+        Some(parts.join(" "))
     }
 
     fn deinterleave_wide(&self) -> bool {

@@ -26,6 +26,11 @@ pub trait Target: Send + Sync {
     fn deinterleave_wide(&self) -> bool {
         false
     }
+    /// C statements loading `bytes` bytes from `src` (any alignment) into the local vector
+    /// `dst`, when `__builtin_memcpy` is not the right load for the target.
+    fn c_dense_load(&self, _dst: &str, _src: &str, _bytes: u64) -> Option<String> {
+        None
+    }
     /// Whether selection looks for sums of byte products to compute with reduction
     /// multiplies (`vrmpy`, `vdmpy`; see `lower::dot`).
     fn reduction_multiplies(&self) -> bool {

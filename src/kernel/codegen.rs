@@ -288,13 +288,13 @@ impl Emitter<'_> {
         if n.is_multiple_of(lanes) {
             self.line(
                 indent + 4,
-                &format!("memcpy({dest} + {x}, &{r}, {lanes} * sizeof({et}));"),
+                &format!("__builtin_memcpy({dest} + {x}, &{r}, {lanes} * sizeof({et}));"),
             );
         } else {
             self.line(
                 indent + 4,
                 &format!(
-                    "{{ int32_t n_ = {n} - {x}; if (n_ > {lanes}) n_ = {lanes}; memcpy({dest} + {x}, &{r}, (size_t)n_ * sizeof({et})); }}"
+                    "{{ int32_t n_ = {n} - {x}; if (n_ > {lanes}) n_ = {lanes}; __builtin_memcpy({dest} + {x}, &{r}, (size_t)n_ * sizeof({et})); }}"
                 ),
             );
         }

@@ -265,6 +265,26 @@ impl<'t> FnWriter<'t> {
                     format!("{}[{j}]", self.name(e.arg(k)))
                 }
                 Op::Concat | Op::Interleave => self.name(e.arg(0)),
+                // Wrapping index arithmetic in native unsigned C: the canonical-bits helpers
+                // are 128-bit calls, left unoptimised on Hexagon, and cost dozens of packets
+                // per index in every chunk. Unsigned operands of at least 32 bits wrap with
+                // no promotion to a signed `int` (whose overflow would be undefined).
+                Op::Add | Op::Sub | Op::Mul
+                    if t.elem != Elem::Bool && t.elem.bits() <= 64 && e.arg(0).ty() == t =>
+                {
+                    let u = if t.elem.bits() <= 32 {
+                        "uint32_t"
+                    } else {
+                        "uint64_t"
+                    };
+                    let op = match e.op() {
+                        Op::Add => "+",
+                        Op::Sub => "-",
+                        _ => "*",
+                    };
+                    let (x, y) = (self.name(e.arg(0)), self.name(e.arg(1)));
+                    format!("({ct})(({u}){x} {op} ({u}){y})")
+                }
                 _ => {
                     let args: Vec<Expr> = e.args().to_vec();
                     let leaves: HashMap<usize, String> =
@@ -283,10 +303,14 @@ impl<'t> FnWriter<'t> {
                 let idx = e.arg(0);
                 if super::select::is_dense(e) {
                     let base = self.name(idx.arg(0));
-                    self.line(&format!(
-                        "{ct} {v}; memcpy(&{v}, {b} + {base}, {} * sizeof({b}[0]));",
-                        n
-                    ));
+                    let bytes = t.total_bits().div_ceil(8);
+                    let src = format!("{b} + {base}");
+                    match self.target.c_dense_load(&v, &src, bytes) {
+                        Some(load) => self.line(&format!("{ct} {v}; {load}")),
+                        None => self.line(&format!(
+                            "{ct} {v}; __builtin_memcpy(&{v}, {src}, {n} * sizeof({b}[0]));"
+                        )),
+                    }
                 } else {
                     let iv = self.name(idx);
                     self.line(&format!(
@@ -386,7 +410,7 @@ impl<'t> FnWriter<'t> {
             Op::Reinterpret => {
                 let a = self.name(e.arg(0));
                 self.line(&format!(
-                    "{ct} {v}; memcpy(&{v}, &{a}, {});",
+                    "{ct} {v}; __builtin_memcpy(&{v}, &{a}, {});",
                     t.total_bits() / 8
                 ));
             }

@@ -315,7 +315,7 @@ pub fn c_function(l: &Lowered, target: &dyn Target, name: &str) -> String {
         format!("        out[{}] = {r};\n", prepare::CHUNK_VAR)
     } else {
         format!(
-            "        {{ int32_t n_ = {n} - {x}; if (n_ > {lanes}) n_ = {lanes}; memcpy(out + {x}, &{r}, (size_t)n_ * sizeof({out_t})); }}\n",
+            "        {{ int32_t n_ = {n} - {x}; if (n_ > {lanes}) n_ = {lanes}; __builtin_memcpy(out + {x}, &{r}, (size_t)n_ * sizeof({out_t})); }}\n",
             x = prepare::CHUNK_VAR
         )
     };
