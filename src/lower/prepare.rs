@@ -307,6 +307,19 @@ pub fn fold_splats(e: &Expr) -> Expr {
             _ => n.args().iter().all(|a| constant[&a.id()]),
         };
         constant.insert(n.id(), c);
+        // A kernel's weight read from memory and widened to half words, splatted: convert
+        // the scalar and splat it (one `vsplat`) rather than converting the splat, whose
+        // narrow lanes may be converted one by one. Wider conversions stay, as products
+        // such as `vmpy(Vuh, Ruh)` match them.
+        if matches!(n.op(), Op::Cast)
+            && !n.ty().is_scalar()
+            && n.ty().elem.bits() <= 16
+            && matches!(args[0].op(), Op::Broadcast)
+            && matches!(args[0].arg(0).op(), Op::Load(..))
+            && args[0].arg(0).ty().is_scalar()
+        {
+            return Ok(args[0].arg(0).cast(n.ty().elem).broadcast(n.ty().lanes));
+        }
         let rebuilt = n.with_args(args)?;
         if !c || n.args().is_empty() || n.ty().elem == Elem::Bool {
             return Ok(rebuilt);
@@ -389,6 +402,22 @@ mod tests {
         // Narrow outputs are padded to a 128-bit register.
         let p = prepare(&entry("(uint16)in_u16(x) * (uint16)3", 4), 512);
         assert_eq!(p.chunk_lanes, 8);
+    }
+
+    #[test]
+    fn a_widened_splat_of_a_loaded_weight_splats_the_widened_weight() {
+        let w = mk_typed(
+            Op::Load("mask".into(), None),
+            Type::scalar(Elem::I8),
+            vec![Expr::int(Elem::I32, 0).unwrap()],
+        );
+        let e = w.broadcast(64).cast(Elem::I16);
+        let f = fold_splats(&e);
+        assert!(matches!(f.op(), Op::Broadcast), "{f}");
+        assert_eq!(f.arg(0), &w.cast(Elem::I16));
+        // Wider conversions stay: products by a scalar register match them.
+        let e = w.broadcast(64).cast(Elem::I32);
+        assert_eq!(fold_splats(&e), e);
     }
 
     #[test]
