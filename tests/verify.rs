@@ -118,6 +118,24 @@ fn wrong_rules_get_readable_counterexamples() {
     assert!(outcomes.iter().all(|o| o.verdict != Verdict::Proved));
 }
 
+/// The counterexample to the one instantiation of the lowering rule `name` in `src`, read
+/// as a rule file of `family`; panics unless the verdict is a counterexample.
+fn lowering_counterexample(family: &str, src: std::sync::Arc<Source>, name: &str) -> String {
+    let set = harrow::lower::family_rules(family, &[src]).unwrap_or_else(|d| panic!("{d}"));
+    let bad: Vec<_> = set
+        .rules
+        .into_iter()
+        .filter(|r| r.decl.name == name)
+        .collect();
+    let cache = Mutex::new(Cache::in_memory());
+    let outcomes = verify_rules(&bad, &Options::default(), &cache, &|_, _| {});
+    assert_eq!(outcomes.len(), 1);
+    match &outcomes[0].verdict {
+        Verdict::Counterexample(text) => text.clone(),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn wrong_lowering_rule_gets_a_counterexample() {
     // Claims vmpyi multiplies by the whole register (it takes one half word of it): the
@@ -127,18 +145,7 @@ fn wrong_lowering_rule_gets_a_counterexample() {
         "wrong_hvx.rules",
         "rule bad_mpyi(a: i32x32, b: i32):\n    a * b => Q6_Vw_vmpyi_VwRh(a, b)\n".to_string(),
     );
-    let set = harrow::lower::family_rules("hvx", &[src]).unwrap_or_else(|d| panic!("{d}"));
-    let bad: Vec<_> = set
-        .rules
-        .into_iter()
-        .filter(|r| r.decl.name == "bad_mpyi")
-        .collect();
-    let cache = Mutex::new(Cache::in_memory());
-    let outcomes = verify_rules(&bad, &Options::default(), &cache, &|_, _| {});
-    assert_eq!(outcomes.len(), 1);
-    let Verdict::Counterexample(text) = &outcomes[0].verdict else {
-        panic!("{:?}", outcomes[0].verdict)
-    };
+    let text = lowering_counterexample("hvx", src, "bad_mpyi");
     assert!(
         text.contains("left-hand side gives") && text.contains("right-hand side gives"),
         "{text}"
@@ -157,18 +164,7 @@ fn wrong_division_rule_gets_a_counterexample() {
          if 1 < c0 && 524288 / c0 + 1 <= 65535 && ((524288 / c0 + 1) * c0 - 524288) * 65535 < 524288\n"
             .to_string(),
     );
-    let set = harrow::lower::family_rules("x86", &[src]).unwrap_or_else(|d| panic!("{d}"));
-    let bad: Vec<_> = set
-        .rules
-        .into_iter()
-        .filter(|r| r.decl.name == "bad_udiv")
-        .collect();
-    let cache = Mutex::new(Cache::in_memory());
-    let outcomes = verify_rules(&bad, &Options::default(), &cache, &|_, _| {});
-    assert_eq!(outcomes.len(), 1);
-    let Verdict::Counterexample(text) = &outcomes[0].verdict else {
-        panic!("{:?}", outcomes[0].verdict)
-    };
+    let text = lowering_counterexample("x86", src, "bad_udiv");
     // The divisor is one the predicate admits, and the two quotients are shown.
     assert!(
         text.contains("x = (uint16)") && text.contains("c0 = "),

@@ -326,19 +326,7 @@ fn part(e: &Expr, start: u32, n: u32) -> Expr {
             slice()
         }
         _ if super::select::lane_wise(e) => {
-            let args: Vec<Expr> = e
-                .args()
-                .iter()
-                .map(|a| {
-                    if a.ty().is_scalar() {
-                        a.clone()
-                    } else {
-                        part(a, start, n)
-                    }
-                })
-                .collect();
-            let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(n));
-            Expr::build(e.op().clone(), ty, args).unwrap_or_else(|_| slice())
+            super::select::rebuild_lanes(e, n, |a| part(a, start, n)).unwrap_or_else(slice)
         }
         _ => slice(),
     }

@@ -88,19 +88,7 @@ fn parity(e: &Expr, odd: bool) -> Expr {
             mk_typed(Op::Load(buf.clone(), *align), t.with_lanes(h), vec![idx])
         }
         _ if super::select::lane_wise(e) => {
-            let args: Vec<Expr> = e
-                .args()
-                .iter()
-                .map(|a| {
-                    if a.ty().is_scalar() {
-                        a.clone()
-                    } else {
-                        parity(a, odd)
-                    }
-                })
-                .collect();
-            let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(h));
-            Expr::build(e.op().clone(), ty, args).unwrap_or_else(|_| slice())
+            super::select::rebuild_lanes(e, h, |a| parity(a, odd)).unwrap_or_else(slice)
         }
         _ => slice(),
     }
@@ -174,20 +162,8 @@ fn scalar_op(op: Op, b: &Expr, k: i64) -> Expr {
 
 #[cfg(test)]
 mod tests {
+    use super::super::prepare::tests::entry;
     use super::*;
-    use crate::syntax::opcheck;
-
-    fn entry(expr: &str, w: u32) -> Expr {
-        let e = opcheck::Entry {
-            target: "t".into(),
-            instr: "x".into(),
-            width: w,
-            expr: expr.into(),
-            line: 1,
-            col: 1,
-        };
-        opcheck::parse_entry("t", &e).unwrap_or_else(|d| panic!("{d}"))
-    }
 
     #[test]
     fn a_parity_select_of_halved_loads_is_an_interleaving_of_dense_loads() {

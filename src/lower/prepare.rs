@@ -373,11 +373,12 @@ pub fn prepare_with(e: &Expr, register_bits: u32, by_narrowest: bool) -> Prepare
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::syntax::opcheck;
 
-    fn entry(expr: &str, w: u32) -> Expr {
+    /// A simd_op_check entry at `w` lanes, parsed (for tests here and in `parity`).
+    pub(crate) fn entry(expr: &str, w: u32) -> Expr {
         let e = opcheck::Entry {
             target: "t".into(),
             instr: "x".into(),

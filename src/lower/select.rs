@@ -417,6 +417,28 @@ pub(crate) fn lane_wise(e: &Expr) -> bool {
         .all(|a| a.ty().is_scalar() || a.ty().lanes == l)
 }
 
+/// The lane-wise node `e` rebuilt at `lanes` lanes over `part` of each vector operand
+/// (scalar operands kept); `None` when the rebuilt node does not type-check.
+pub(crate) fn rebuild_lanes(
+    e: &Expr,
+    lanes: u32,
+    mut part: impl FnMut(&Expr) -> Expr,
+) -> Option<Expr> {
+    let args: Vec<Expr> = e
+        .args()
+        .iter()
+        .map(|a| {
+            if a.ty().is_scalar() {
+                a.clone()
+            } else {
+                part(a)
+            }
+        })
+        .collect();
+    let ty = crate::ir::explicit_type(e).map(|_| e.ty().with_lanes(lanes));
+    Expr::build(e.op().clone(), ty, args).ok()
+}
+
 /// The low or high half of `e` by lanes (memoized in `memo`, one per side), written
 /// without a slice where that is free:
 /// lane-wise nodes are rebuilt at half the lanes over the halves of their operands, so
@@ -461,19 +483,7 @@ fn half_memo(e: &Expr, hi: bool, register_bits: u32, memo: &mut HashMap<usize, E
                 crate::ir::mk_typed(Op::Load(buf.clone(), *align), t.with_lanes(h), vec![ramp])
             }
             _ if lane_wise(e) => {
-                let args: Vec<Expr> = e
-                    .args()
-                    .iter()
-                    .map(|a| {
-                        if a.ty().is_scalar() {
-                            a.clone()
-                        } else {
-                            half_memo(a, hi, register_bits, memo)
-                        }
-                    })
-                    .collect();
-                let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(h));
-                Expr::build(e.op().clone(), ty, args).unwrap_or_else(|_| slice())
+                rebuild_lanes(e, h, |a| half_memo(a, hi, register_bits, memo)).unwrap_or_else(slice)
             }
             _ => slice(),
         }
@@ -507,19 +517,7 @@ fn parity_memo(e: &Expr, odd: bool, memo: &mut HashMap<usize, Expr>) -> Expr {
         // Interleaving the halves back is undone by taking a parity.
         Op::Interleave if e.args().len() == 2 => e.arg(odd as usize).clone(),
         _ if lane_wise(e) => {
-            let args: Vec<Expr> = e
-                .args()
-                .iter()
-                .map(|a| {
-                    if a.ty().is_scalar() {
-                        a.clone()
-                    } else {
-                        parity_memo(a, odd, memo)
-                    }
-                })
-                .collect();
-            let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(h));
-            Expr::build(e.op().clone(), ty, args).unwrap_or_else(|_| slice())
+            rebuild_lanes(e, h, |a| parity_memo(a, odd, memo)).unwrap_or_else(slice)
         }
         _ => slice(),
     };
