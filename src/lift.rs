@@ -84,3 +84,23 @@ pub fn lift(e: &Expr) -> Expr {
     let rules = builtin_rules().expect("the built-in lifting rules load");
     lift_with(e, rules, &mut Intervals::new(), None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Type;
+
+    #[test]
+    fn a_constant_written_as_a_shift_is_folded_before_lifting() {
+        let decls = crate::syntax::elab::Decls::new()
+            .var("a", Type::parse("i32x32", false).unwrap())
+            .var("b", Type::parse("i32x32", false).unwrap());
+        let e = crate::syntax::halide::parse_str(
+            "saturating_cast((int64(a)*int64(b))/(int64)shift_left((int64)1, (uint64)31))",
+            &decls,
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
+        let lifted = lift(&e).to_string();
+        assert!(lifted.contains("mul_shift_right(a, b"), "{lifted}");
+    }
+}

@@ -71,6 +71,11 @@ const HVX_CASES: &[(&str, u32)] = &[
     ),
     ("(int16((uint8)in_u8(x))*(int16)3)", 128),
     ("((int16)in_i16(x) + ((int16)in_i16(x + 16)*(int16)16))", 64),
+    // The constant in a scalar register (vmpyi(h, r.b)), not splatted into a vector.
+    (
+        "((int16)in_i16(x) + ((int16)in_i16(x + 16)*(int16)127))",
+        64,
+    ),
     // Bounds-predicated: the input is at most 32767, so vpack's signed reading is exact.
     (
         "(uint8)saturating_cast((uint16)in_u16(x) & (uint16)32767)",
