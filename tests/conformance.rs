@@ -63,5 +63,5 @@ fn arm_neon_conformance() {
 fn hvx_conformance() {
     harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
         .unwrap_or_else(|m| panic!("{m}"));
-    check_at("hvx", 79);
+    check_at("hvx", 87);
 }

@@ -101,6 +101,21 @@ const HVX_CASES: &[(&str, u32)] = &[
         "uint8((uint16)shift_right(uint16((uint8)in_u8(x))*(uint16)127, (uint16)8))",
         128,
     ),
+    // Q31 products: vmpye then the accumulating, doubling, saturating vmpyo.
+    (
+        "saturating_cast((int64(in_i32(x))*int64(in_i32(x + 5)))/(int64)2147483648)",
+        32,
+    ),
+    // Widening products accumulated in lane order: the operands' halves interleaved
+    // (vshuff of one register) so vmpyacc's pair needs no shuffle.
+    (
+        "((int16)in_i16(x + 2) + (int16((uint8)in_u8(x))*int16((int8)in_i8(x + 3))))",
+        128,
+    ),
+    (
+        "((int32)in_i32(x) - (int32((int16)in_i16(x + 1))*(int32)-300))",
+        64,
+    ),
 ];
 
 fn listing(target: &str) -> String {

@@ -153,6 +153,24 @@ fn wrong_lowering_rule_gets_a_counterexample() {
 }
 
 #[test]
+fn wrong_q31_rule_gets_a_counterexample() {
+    // The rounding vmpyo for a product that does not round: the product facts that prove
+    // the right rule must not prove this one.
+    z3_or_fail();
+    let src = Source::new(
+        "wrong_q31.rules",
+        "rule bad_q31(a: i32x32, b: i32x32):\n    mul_shift_right(a, b, u32(31)) => \
+         Q6_Vw_vmpyoacc_VwVwVh_s1_rnd_sat_shift(Q6_Vw_vmpye_VwVuh(a, b), a, b)\n"
+            .to_string(),
+    );
+    let text = lowering_counterexample("hvx", src, "bad_q31");
+    assert!(
+        text.contains("left-hand side gives") && text.contains("right-hand side gives"),
+        "{text}"
+    );
+}
+
+#[test]
 fn wrong_division_rule_gets_a_counterexample() {
     // A reciprocal rounded down instead of up: wrong for some dividends of some of the
     // divisors the predicate admits. Each admitted divisor is proved on its own, and each
@@ -205,19 +223,24 @@ fn hard_hvx_rules_are_proved_from_scratch() {
     // Proved without the cache: a product by a constant whose two spellings put the
     // constant on different sides (operands ordered by the constants they mention), and
     // vmpa's two products, built at 32 bits on one side and at their exact 24 bits on the
-    // other (products of extended values taken at one width).
+    // other (products of extended values taken at one width); the Q31 product as vmpye +
+    // vmpyo (the product split at its half words: distributivity facts), and a subtracted
+    // product by a constant as an accumulated product by its negation (negation facts).
     z3_or_fail();
     let mut rules: Vec<harrow::rules::Rule> = Vec::new();
     for r in family("hvx") {
         let wanted = matches!(
             r.decl.name.as_str(),
-            "mpy_by_constant_odd_i16" | "mpa_two_taps_h_mm"
+            "mpy_by_constant_odd_i16"
+                | "mpa_two_taps_h_mm"
+                | "q31_mul"
+                | "mpyacc_in_order_by_negated_half_h"
         );
         if wanted && !rules.iter().any(|k| k.decl.name == r.decl.name) {
             rules.push(r);
         }
     }
-    assert_eq!(rules.len(), 2);
+    assert_eq!(rules.len(), 4);
     let cache = Mutex::new(Cache::in_memory());
     let outcomes = verify_rules(&rules, &Options::default(), &cache, &|_, _| {});
     for o in &outcomes {

@@ -111,6 +111,7 @@ pub fn abstract_products(
 ) -> Option<(SExpr, BTreeSet<u32>)> {
     let mut m = Memo::default();
     let r = rebuild(ctx, e, consts, &mut m);
+    distributivity_lemmas(ctx, &m.products, &mut m.lemmas);
     let r = m.lemmas.iter().fold(r, |acc, l| ctx.and(acc, *l));
     (!m.used.is_empty()).then_some((r, m.used))
 }
@@ -127,6 +128,8 @@ struct Memo {
     lemmas: Vec<SExpr>,
     /// Products already given their lemmas.
     bounded: std::collections::HashSet<SExpr>,
+    /// Every uninterpreted product made: `(product, left, right, width)`.
+    products: Vec<(SExpr, SExpr, SExpr, u32)>,
     used: BTreeSet<u32>,
 }
 
@@ -269,8 +272,82 @@ fn uf_mul(
     let p = ctx.list(vec![ctx.atom(mul_name(w)), x, y]);
     if m.bounded.insert(p) {
         magnitude_lemmas(ctx, p, x, y, w, &mut m.lemmas);
+        m.products.push((p, x, y, w));
     }
     p
+}
+
+/// The largest number of products sharing an operand that get distributivity lemmas (their
+/// number grows with the cube of it).
+const MAX_SHARED: usize = 6;
+
+/// Negation and distributivity facts. For products `x * y` and `x * u` of one operand,
+/// `u = -y` implies `x * u = -(x * y)`; for products `x * y`, `x * u` and `x * v`,
+/// `y = (u << k) + v` implies `x * y = ((x * u) << k) + x * v` (modular multiplication
+/// distributes over addition and commutes with shifts). An instruction pair that multiplies
+/// by the two half words of an operand (vmpye then vmpyo on HVX) is proved against the full
+/// product this way: with free products the solver cannot see that they add up, and
+/// bit-blasting the real 64-bit products is beyond it. The antecedent is a linear fact about
+/// the operands, so it costs the solver little; `k` is tried at the half-word and byte
+/// splits.
+fn distributivity_lemmas(
+    ctx: &Context,
+    products: &[(SExpr, SExpr, SExpr, u32)],
+    out: &mut Vec<SExpr>,
+) {
+    use crate::verify::smt::{app, konst};
+    // Products grouped by an operand they share (either position), in the order the
+    // products were made, so the query (and so its cache key) is the same in every run.
+    let mut index: HashMap<SExpr, usize> = HashMap::new();
+    let mut groups: Vec<Vec<(SExpr, SExpr)>> = Vec::new();
+    for &(p, x, y, _) in products {
+        for (shared, other) in [(x, y), (y, x)] {
+            let i = *index.entry(shared).or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+            if !groups[i].contains(&(p, other)) {
+                groups[i].push((p, other));
+            }
+        }
+    }
+    let widths: HashMap<SExpr, u32> = products.iter().map(|&(p, _, _, w)| (p, w)).collect();
+    let groups: Vec<_> = groups.into_iter().filter(|g| g.len() >= 2).collect();
+    // Negation: `u = -y` implies `x * u = -(x * y)` (a product by a negated constant
+    // against the subtraction of the product by the constant).
+    for group in groups.iter().filter(|g| g.len() <= MAX_SHARED) {
+        for &(py, y) in group {
+            for &(pu, u) in group {
+                if py != pu && widths[&py] == widths[&pu] {
+                    let neg = |t: SExpr| app(ctx, "bvneg", vec![t]);
+                    out.push(ctx.imp(ctx.eq(u, neg(y)), ctx.eq(pu, neg(py))));
+                }
+            }
+        }
+    }
+    for group in groups
+        .iter()
+        .filter(|g| (3..=MAX_SHARED).contains(&g.len()))
+    {
+        for &(py, y) in group {
+            let w = widths[&py];
+            for &(pu, u) in group {
+                for &(pv, v) in group {
+                    if py == pu || py == pv || pu == pv {
+                        continue;
+                    }
+                    for k in [8u32, 16, 32] {
+                        if k >= w {
+                            continue;
+                        }
+                        let shl = |t: SExpr| app(ctx, "bvshl", vec![t, konst(ctx, w, k as u128)]);
+                        let sum = |a: SExpr, b: SExpr| app(ctx, "bvadd", vec![shl(a), b]);
+                        out.push(ctx.imp(ctx.eq(y, sum(u, v)), ctx.eq(py, sum(pu, pv))));
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The range of `e` when it extends a narrower value: `[-2^(n-1), 2^(n-1) - 1]` for a sign
@@ -318,14 +395,20 @@ fn magnitude_lemmas(ctx: &Context, p: SExpr, x: SExpr, y: SExpr, w: u32, out: &m
         // `ah + 1` is the power of two the extension's range ends below.
         let bits = (ah + 1).trailing_zeros();
         for k in 0..bits {
-            let sub = if signed {
-                (-(1i128 << k), (1i128 << k) - 1)
+            // A signed operand also gets the non-negative range: a masked or shifted
+            // operand known to be non-negative keeps the product's range one-sided, which
+            // a truncation of it (the high half of `a * (b & 65535)`) depends on.
+            let nonneg = (0, (1i128 << k) - 1);
+            let subs = if signed {
+                vec![(-(1i128 << k), (1i128 << k) - 1), nonneg]
             } else {
-                (0, (1i128 << k) - 1)
+                vec![nonneg]
             };
-            debug_assert!(al <= sub.0 && sub.1 <= ah);
-            if let Some(r) = corners(sub, (bl, bh)) {
-                out.push(ctx.imp(within(a, sub), within(p, r)));
+            for sub in subs {
+                debug_assert!(al <= sub.0 && sub.1 <= ah);
+                if let Some(r) = corners(sub, (bl, bh)) {
+                    out.push(ctx.imp(within(a, sub), within(p, r)));
+                }
             }
         }
     }
