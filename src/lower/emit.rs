@@ -285,6 +285,16 @@ impl<'t> FnWriter<'t> {
                     let (x, y) = (self.name(e.arg(0)), self.name(e.arg(1)));
                     format!("({ct})(({u}){x} {op} ({u}){y})")
                 }
+                // An integer conversion is C's own (clang's conversions to narrower signed
+                // types wrap, as harrow's casts do); the helper would be a call per use.
+                Op::Cast
+                    if t.elem != Elem::Bool
+                        && t.elem.bits() <= 64
+                        && e.arg(0).ty().elem != Elem::Bool
+                        && e.arg(0).ty().elem.bits() <= 64 =>
+                {
+                    format!("({ct}){}", self.name(e.arg(0)))
+                }
                 _ => {
                     let args: Vec<Expr> = e.args().to_vec();
                     let leaves: HashMap<usize, String> =
@@ -327,7 +337,12 @@ impl<'t> FnWriter<'t> {
             Op::Broadcast => {
                 let a = self.name(e.arg(0));
                 let la = e.arg(0).ty().lanes;
-                if la == 1 {
+                if la == 1 && t.elem != Elem::Bool && t.elem.bits() <= 64 {
+                    // A scalar cast to an ext_vector_type is a splat: one broadcast
+                    // instruction (vsplat, vpbroadcast, dup) at any optimisation level,
+                    // where a lane loop may stay a loop (clang -O1 for Hexagon).
+                    self.line(&format!("{ct} {v} = ({ct})({a});"));
+                } else if la == 1 {
                     self.line(&format!(
                         "{ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = {a};"
                     ));

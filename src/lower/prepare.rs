@@ -307,15 +307,15 @@ pub fn fold_splats(e: &Expr) -> Expr {
             _ => n.args().iter().all(|a| constant[&a.id()]),
         };
         constant.insert(n.id(), c);
-        // A kernel's weight read from memory and widened to half words, splatted: convert
-        // the scalar and splat it (one `vsplat`) rather than converting the splat, whose
-        // narrow lanes may be converted one by one. Wider conversions stay, as products
-        // such as `vmpy(Vuh, Ruh)` match them.
+        // A kernel's weight (read from memory, or a parameter) widened to half words,
+        // splatted: convert the scalar and splat it (one `vsplat`) rather than converting
+        // the splat, whose narrow lanes may be converted one by one. Wider conversions
+        // stay, as products such as `vmpy(Vuh, Ruh)` match them.
         if matches!(n.op(), Op::Cast)
             && !n.ty().is_scalar()
             && n.ty().elem.bits() <= 16
             && matches!(args[0].op(), Op::Broadcast)
-            && matches!(args[0].arg(0).op(), Op::Load(..))
+            && matches!(args[0].arg(0).op(), Op::Load(..) | Op::Var(_))
             && args[0].arg(0).ty().is_scalar()
         {
             return Ok(args[0].arg(0).cast(n.ty().elem).broadcast(n.ty().lanes));
