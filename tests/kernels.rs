@@ -182,7 +182,10 @@ fn splats_conversions_and_constant_shifts_are_plain_c() {
         if k.name == "add" {
             let s = kernel::harness::scalar_file(&k, "f");
             let body = &s[s.find("void f(").expect("the function")..];
-            assert!(!body.contains("hv_shr("), "{path}: the baseline calls hv_shr");
+            assert!(
+                !body.contains("hv_shr("),
+                "{path}: the baseline calls hv_shr"
+            );
         }
     }
 }
@@ -208,6 +211,29 @@ fn halide_baseline_is_built_or_explained() {
         }
         Ok(_) => {
             let r = kernel::harness::bench(&k, &be, &[128, 16], None, Some(&h)).unwrap();
+            assert!(r.halide_note.is_none(), "{:?}", r.halide_note);
+            assert!(r.halide_per_elem.is_some_and(|t| t > 0.0));
+        }
+    }
+}
+
+/// The same on HVX: Halide's pipeline for the bare Hexagon target, built without its
+/// runtime, links into the freestanding program with the target's glue and is counted.
+#[test]
+fn halide_baseline_on_hvx_is_built_or_explained() {
+    harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
+        .unwrap_or_else(|m| panic!("{m}"));
+    let h = kernel::halide::Halide::detect();
+    let be = harrow::lower::backend("hvx").unwrap();
+    let k = suite()
+        .into_iter()
+        .find(|(_, k)| k.name == "add")
+        .expect("add in the suite")
+        .1;
+    match &h.status {
+        Err(why) => eprintln!("Halide is not installed here: {why}"),
+        Ok(_) => {
+            let r = kernel::count::count(&k, &be, &[256], None, Some(&h)).unwrap();
             assert!(r.halide_note.is_none(), "{:?}", r.halide_note);
             assert!(r.halide_per_elem.is_some_and(|t| t > 0.0));
         }

@@ -231,6 +231,15 @@ impl super::target::Target for Hvx {
         ("clang-19".into(), flags)
     }
 
+    fn halide_link_args(&self) -> Vec<String> {
+        // Built with `no_runtime`: the few runtime entry points it calls are `HALIDE_GLUE`.
+        Vec::new()
+    }
+
+    fn halide_glue(&self) -> &'static str {
+        HALIDE_GLUE
+    }
+
     fn run_command(&self, exe: &Path) -> Command {
         let mut c = Command::new("qemu-hexagon");
         c.arg(exe);
@@ -250,6 +259,23 @@ impl super::target::Target for Hvx {
         Some(c)
     }
 }
+
+/// What a Halide pipeline built for `hexagon-32-noos-...-no_runtime` calls outside itself.
+/// Halide's own runtime for the bare target would bring QuRT, file and float support this
+/// freestanding program does not have; the pipeline needs only these. On a device
+/// `qurt_hvx_lock` reserves an HVX context; under qemu-hexagon one is always there.
+const HALIDE_GLUE: &str = r#"
+int qurt_hvx_lock(int mode) { (void)mode; return 0; }
+int qurt_hvx_unlock(void) { return 0; }
+void halide_error(void *user_context, const char *msg) { (void)user_context; printf("halide error: %s\n", msg); exit(3); }
+int halide_msan_annotate_memory_is_initialized(void *user_context, const void *p, uint64_t n) { (void)user_context; (void)p; (void)n; return 0; }
+char *halide_string_to_string(char *dst, char *end, const char *arg) {
+    if (!arg) arg = "<NULL>";
+    while (dst + 1 < end && *arg) *dst++ = *arg++;
+    if (dst < end) *dst = 0;
+    return dst;
+}
+"#;
 
 static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| {
     let sources: Vec<Arc<Source>> = FILES.iter().map(|(n, t)| Source::new(*n, *t)).collect();

@@ -73,6 +73,15 @@ pub trait Target: Send + Sync {
     fn trace_unit(&self) -> &'static str {
         "instructions"
     }
+    /// Linker arguments a Halide 21 object for this target needs (its runtime's libraries).
+    fn halide_link_args(&self) -> Vec<String> {
+        ["-lpthread", "-ldl", "-lm"].map(String::from).to_vec()
+    }
+    /// C definitions a Halide object built without its runtime (`no_runtime`) needs from
+    /// the program that links it.
+    fn halide_glue(&self) -> &'static str {
+        ""
+    }
     /// The triple and CPU llvm-mca models for this target, if it has a model.
     fn mca_model(&self) -> Option<(&'static str, &'static str)> {
         None

@@ -34,6 +34,9 @@ pub fn target_string(target: &str) -> Option<&'static str> {
         "x86-avx2" => Some("x86-64-linux-avx2-no_asserts"),
         "x86-avx512" => Some("x86-64-linux-avx512_skylake-no_asserts"),
         "arm-neon" => Some("arm-64-linux-arm_dot_prod-no_asserts"),
+        // The harness is freestanding: no Halide runtime, its few entry points given by
+        // the target (`Target::halide_glue`).
+        "hvx" => Some("hexagon-32-noos-hvx-hvx_128-no_asserts-no_bounds_query-no_runtime"),
         _ => None,
     }
 }

@@ -124,10 +124,13 @@ static double hv_now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &
 /// input's footprint and bytes; it writes the vector then the scalar output. In bench mode
 /// (`bench` set) the inputs are filled with random bytes instead and both functions are
 /// timed, interleaved.
-fn main_c(k: &Kernel, halide: bool) -> String {
+fn main_c(k: &Kernel, halide: bool, glue: &str) -> String {
     let mut s = String::from(MAIN_COMMON);
     if halide {
-        s.push_str("#include \"halide_kernel.h\"\n");
+        // The generated header only declares the buffer types; the runtime header defines
+        // them.
+        s.push_str("#include \"HalideRuntime.h\"\n#include \"halide_kernel.h\"\n");
+        s.push_str(glue);
     }
     let np = k.params.len();
     let nd = k.out_vars.len();
@@ -291,7 +294,7 @@ pub fn compile_program(
             .arg("-I")
             .arg(h.header.parent().unwrap_or(dir))
             .arg(&h.object)
-            .args(["-lpthread", "-ldl", "-lm"]);
+            .args(target.halide_link_args());
     }
     run_to_string(cmd)?;
     Ok(exe)
@@ -519,7 +522,7 @@ pub fn run_c(
 ) -> Result<RunReport, String> {
     let target = &*backend.target;
     let mut c = c_text.to_string();
-    c.push_str(&main_c(k, false));
+    c.push_str(&main_c(k, false, ""));
     let dir = scratch("run");
     let exe = compile_program(target, &c, &dir, &k.name, None)?;
     let cases = make_cases(k, extents, seed);
@@ -672,7 +675,7 @@ pub(crate) fn bench_program(
         None => None,
     };
     let mut c = b.c.clone();
-    c.push_str(&main_c(k, hb.is_some()));
+    c.push_str(&main_c(k, hb.is_some(), target.halide_glue()));
     let exe = compile_program(target, &c, &dir, &k.name, hb.as_ref())?;
     let params: HashMap<String, i64> = k
         .params
