@@ -116,6 +116,12 @@ const HVX_CASES: &[(&str, u32)] = &[
         "((int32)in_i32(x) - (int32((int16)in_i16(x + 1))*(int32)-300))",
         64,
     ),
+    // A [1 2 1] blur rounded by hand: the bounds keep the shifted sum within u8, so the
+    // rounding, saturating narrow vasr(Vu.h, Vv.h, Rt):rnd:sat takes the two halves.
+    (
+        "uint8((((int16((uint8)in_u8(x)) + ((int16)2*int16((uint8)in_u8(x + 1)))) + int16((uint8)in_u8(x + 2))) + (int16)2) >> (int16)2)",
+        128,
+    ),
 ];
 
 fn listing(target: &str) -> String {
