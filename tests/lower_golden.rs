@@ -122,6 +122,12 @@ const HVX_CASES: &[(&str, u32)] = &[
         "uint8((((int16((uint8)in_u8(x)) + ((int16)2*int16((uint8)in_u8(x + 1)))) + int16((uint8)in_u8(x + 2))) + (int16)2) >> (int16)2)",
         128,
     ),
+    // Three taps sliding over a row, the last weighted one: vtmpy of the loads at x and
+    // x + 2 (even outputs in the low register, odd in the high one).
+    (
+        "((int16((uint8)in_u8(x + 1))*(int16)-3) + (int16((uint8)in_u8(x + 2))*(int16)5)) + int16((uint8)in_u8(x + 3))",
+        128,
+    ),
 ];
 
 fn listing(target: &str) -> String {

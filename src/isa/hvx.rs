@@ -42,6 +42,21 @@ static inline HVX_Vector hv_vmemu(const void *p) {
   __asm__("%0 = vmemu(%1+#0)" : "=v"(v) : "r"(p) : "memory");
   return v;
 }
+/* The n < 128 bytes at p in the low lanes of a register (the rest unspecified): the aligned
+   vectors holding them, joined by valign. An aligned vector that holds a byte of the data
+   lies within that byte's page, so this never touches an unmapped page, where a 128-byte
+   vmemu would read past short data. */
+static inline HVX_Vector hv_vload_part(const void *p, unsigned n) {
+  unsigned off = (unsigned)(uintptr_t)p & 127;
+  const char *base = (const char *)p - off;
+  HVX_Vector a, b;
+  __asm__("%0 = vmem(%1+#0)" : "=v"(a) : "r"(base) : "memory");
+  if (off + n > 128)
+    __asm__("%0 = vmem(%1+#1)" : "=v"(b) : "r"(base) : "memory");
+  else
+    b = a;
+  return Q6_V_valign_VVR(b, a, off);
+}
 #define hv_W_vshuff_W(p, k) Q6_W_vshuff_VVR(Q6_V_hi_W(p), Q6_V_lo_W(p), k)
 #define hv_W_vdeal_W(p, k) Q6_W_vdeal_VVR(Q6_V_hi_W(p), Q6_V_lo_W(p), k)
 #define hv_mpy_hi_w(a, b) Q6_V_hi_W(Q6_W_vmpyoacc_WVwVh(Q6_W_vmpye_VwVuh(a, b), a, b))
@@ -141,6 +156,13 @@ impl super::target::Target for Hvx {
     }
 
     fn c_dense_load(&self, dst: &str, src: &str, bytes: u64) -> Option<String> {
+        if bytes < 128 {
+            // Part of a register: aligned loads and valign (the library copy is a byte
+            // loop here, 64 iterations per half-register load).
+            return Some(format!(
+                "{{ HVX_Vector t_ = hv_vload_part({src}, {bytes}); __builtin_memcpy(&{dst}, &t_, {bytes}); }}"
+            ));
+        }
         if !bytes.is_multiple_of(128) {
             // The library copy reads exactly these bytes (the builtin may read more).
             return Some(format!("memcpy(&{dst}, {src}, {bytes});"));

@@ -466,6 +466,11 @@ fn by_weights(lin: &Linear, t: Type, table: &InstrTable) -> Option<Expr> {
         if taps.len() == 2 {
             return two_taps(&taps, &weights, lin.acc.as_ref(), t, table);
         }
+        if taps.len() == 3
+            && let Some(out) = sliding_three_taps(&taps, &weights, lin.acc.as_ref(), t, table)
+        {
+            return Some(out);
+        }
         if bits != 32 || te != Elem::U8 || taps[0].ty().lanes != 128 || taps.len() > 4 {
             return None;
         }
@@ -582,6 +587,88 @@ fn two_taps(
     )?;
     let sum = call(table, name, vec![pair, bytes_register([w0, w1, w0, w1])])?;
     let k = Expr::int(Elem::I32, k).ok()?;
+    let sum = call(table, "hv_W_vshuff_W", vec![sum, k])?;
+    let sum = reinterpret(&sum, t.elem);
+    match acc {
+        None => Some(sum),
+        Some(acc) => Expr::build(Op::Add, None, vec![acc.clone(), sum]).ok(),
+    }
+}
+
+/// How many lanes `b` starts after `a`, when both are dense loads of one register from
+/// the same buffer whose starts differ by a constant (checked on random index values; the
+/// candidate is validated as a whole by [`agrees`] anyway).
+fn load_offset(a: &Expr, b: &Expr) -> Option<i128> {
+    let (Op::Load(buf_a, _), Op::Load(buf_b, _)) = (a.op(), b.op()) else {
+        return None;
+    };
+    if buf_a != buf_b
+        || a.ty() != b.ty()
+        || !super::select::is_dense(a)
+        || !super::select::is_dense(b)
+    {
+        return None;
+    }
+    let (base_a, base_b) = (a.arg(0).arg(0), b.arg(0).arg(0));
+    let both = Expr::build(Op::Add, None, vec![base_a.clone(), base_b.clone()]).ok()?;
+    let mut diff = None;
+    for seed in 0..3 {
+        let env = crate::interp::random_env(&both, 0x0ff5 + seed, &[]);
+        let va = crate::interp::eval(base_a, &env).ok()?.int(0);
+        let vb = crate::interp::eval(base_b, &env).ok()?.int(0);
+        let d = vb - va;
+        if diff.is_some_and(|x| x != d) {
+            return None;
+        }
+        diff = Some(d);
+    }
+    diff
+}
+
+/// Three byte taps at adjacent offsets `o, o + 1, o + 2` of one buffer, the last with weight
+/// one: `vtmpy` of the register pair (load at `o`, load at `o + 2`) computes the even
+/// outputs `x[2i] w0 + x[2i+1] w1 + x[2i+2]` in its low register and the odd ones in its
+/// high register, so both loads stay within the taps' footprint; one shuffle puts the
+/// pair in lane order (the accumulator, if any, is added after).
+fn sliding_three_taps(
+    taps: &[Expr],
+    weights: &[i128],
+    acc: Option<&Expr>,
+    t: Type,
+    table: &InstrTable,
+) -> Option<Expr> {
+    let name = match taps[0].ty().elem {
+        Elem::U8 => "Q6_Wh_vtmpy_WubRb",
+        Elem::I8 => "Q6_Wh_vtmpy_WbRb",
+        _ => return None,
+    };
+    if t.elem.bits() != 16 || taps[0].ty().lanes != 128 {
+        return None;
+    }
+    // The taps in order of their offsets from the first.
+    let mut at: Vec<(i128, usize)> = taps
+        .iter()
+        .enumerate()
+        .map(|(i, x)| Some((load_offset(&taps[0], x)?, i)))
+        .collect::<Option<_>>()?;
+    at.sort();
+    let o = at[0].0;
+    if at.iter().enumerate().any(|(k, &(d, _))| d != o + k as i128) {
+        return None;
+    }
+    let [(_, i0), (_, i1), (_, i2)] = [at[0], at[1], at[2]];
+    if weights[i2].rem_euclid(1 << 16) != 1 {
+        return None;
+    }
+    let w0 = weight_in(weights[i0], 16, Elem::I8)?;
+    let w1 = weight_in(weights[i1], 16, Elem::I8)?;
+    let pair = call(
+        table,
+        "Q6_W_vcombine_VV",
+        vec![taps[i2].clone(), taps[i0].clone()],
+    )?;
+    let sum = call(table, name, vec![pair, bytes_register([w0, w1, w0, w1])])?;
+    let k = Expr::int(Elem::I32, -2).ok()?;
     let sum = call(table, "hv_W_vshuff_W", vec![sum, k])?;
     let sum = reinterpret(&sum, t.elem);
     match acc {
