@@ -276,6 +276,20 @@ fn compile_kernel_emits_vector_scalar_ir_and_footprint() {
     let (code, out, err) = harrow(&["compile", "benchmarks/sobel3x3.hk", "--emit", "footprint"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("in: [-1..1921, -1..1081]"), "{out}");
+    // Extra rule files apply to kernels too: a broken one is reported, not ignored.
+    let dir = std::env::temp_dir().join(format!("harrow-cli-krules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.rules");
+    std::fs::write(&bad, "rule broken(a: u8x32):\n    a + => a\n").unwrap();
+    let (code, _, err) = harrow(&[
+        "compile",
+        "benchmarks/sobel3x3.hk",
+        "--rules",
+        bad.to_str().unwrap(),
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("bad.rules:2:"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -64,9 +64,11 @@ fn backend(target: &str, rules: &[PathBuf]) -> Result<std::sync::Arc<lower::Back
 /// Runs `harrow compile`.
 pub fn cmd_compile(a: &CompileArgs) -> Result<String, CliError> {
     if a.expr_or_file.ends_with(".hk") {
+        // Extra rules apply to kernels as to expressions.
+        let be = backend(&a.target, &a.rules)?;
         return super::kernel::compile(
             std::path::Path::new(&a.expr_or_file),
-            &a.target,
+            &be,
             &a.emit,
             &a.name,
             a.inputs.width,

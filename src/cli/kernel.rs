@@ -86,20 +86,19 @@ pub fn default_run_size(k: &Kernel) -> Vec<i64> {
 /// `harrow compile KERNEL.hk`.
 pub fn compile(
     path: &Path,
-    target: &str,
+    be: &lower::Backend,
     emit: &str,
     name: &str,
     width: Option<u32>,
 ) -> Result<String, CliError> {
     let k = load(path)?;
-    let be = lower::backend(target).map_err(CliError::Other)?;
     match emit {
-        "c" => Ok(harness::c_file(&k, &be, width, name).0),
+        "c" => Ok(harness::c_file(&k, be, width, name).0),
         "scalar-c" => Ok(harness::scalar_file(&k, name)),
         "ir" => {
             let lanes = width
                 .unwrap_or_else(|| kernel::codegen::target_default_lanes(&k, be.target.as_ref()));
-            let c = kernel::codegen::compile(&k, &be, lanes);
+            let c = kernel::codegen::compile(&k, be, lanes);
             let mut s = String::new();
             for (i, st) in c.steps.iter().enumerate() {
                 let _ = writeln!(s, "; reduction {i} step");
@@ -125,7 +124,7 @@ pub fn compile(
             ))
         }
         "asm" => {
-            let c = harness::c_file(&k, &be, width, name).0;
+            let c = harness::c_file(&k, be, width, name).0;
             super::compile::assembly(&c, be.target.as_ref())
         }
         _ => Err(CliError::Other(format!(
