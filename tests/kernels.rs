@@ -246,6 +246,33 @@ fn halide_baseline_on_hvx_is_built_or_explained() {
     }
 }
 
+/// On HVX harrow's code is built at -O1 and the scalar baseline at -O3 in its own
+/// translation unit, linked into the counted program (the runtime defined once).
+#[test]
+fn hvx_count_links_an_o3_baseline() {
+    harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
+        .unwrap_or_else(|m| panic!("{m}"));
+    let be = harrow::lower::backend("hvx").unwrap();
+    assert_ne!(
+        be.target.kernel_opt_level(),
+        kernel::harness::BASELINE_OPT_LEVEL,
+        "the split build is only exercised while the levels differ"
+    );
+    let k = suite()
+        .into_iter()
+        .find(|(_, k)| k.name == "gaussian3x3")
+        .expect("gaussian3x3 in the suite")
+        .1;
+    let r = kernel::count::count(&k, &be, &[256, 4], None, None).unwrap();
+    assert!(r.scalar_per_elem > 0.0 && r.harrow_per_elem > 0.0);
+    assert!(
+        r.speedup() > 1.0,
+        "{} vs {}",
+        r.harrow_per_elem,
+        r.scalar_per_elem
+    );
+}
+
 #[test]
 fn suite_runs_correctly_on_hvx() {
     harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")

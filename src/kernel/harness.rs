@@ -278,13 +278,29 @@ pub fn scratch(tag: &str) -> PathBuf {
     std::env::temp_dir().join(format!("harrow-{tag}-{}-{n}", std::process::id()))
 }
 
-/// Compiles a program with the target's clang at `-O3`.
+/// The optimisation level of the scalar baseline (LLVM alone, as in the papers).
+pub const BASELINE_OPT_LEVEL: &str = "-O3";
+
+/// Compiles a program with the target's clang at its kernel optimisation level.
 pub fn compile_program(
     target: &dyn Target,
     c: &str,
     dir: &Path,
     name: &str,
     halide: Option<&HalideBuild>,
+) -> Result<PathBuf, String> {
+    compile_program_with(target, c, dir, name, halide, None)
+}
+
+/// [`compile_program`], with the scalar baseline's own file `baseline` compiled at
+/// [`BASELINE_OPT_LEVEL`] and linked in.
+pub fn compile_program_with(
+    target: &dyn Target,
+    c: &str,
+    dir: &Path,
+    name: &str,
+    halide: Option<&HalideBuild>,
+    baseline: Option<&str>,
 ) -> Result<PathBuf, String> {
     let (cc, flags) = target.compiler();
     crate::isa::target::require_tool(&cc, "clang-19")?;
@@ -299,6 +315,20 @@ pub fn compile_program(
         .arg("-o")
         .arg(&exe)
         .arg(&src);
+    if let Some(text) = baseline {
+        let bsrc = dir.join("baseline.c");
+        let bobj = dir.join("baseline.o");
+        std::fs::write(&bsrc, text).map_err(|e| format!("cannot write {}: {e}", bsrc.display()))?;
+        let mut bc = std::process::Command::new(&cc);
+        bc.args(&flags)
+            .arg(BASELINE_OPT_LEVEL)
+            // The freestanding Hexagon runtime is defined in the main unit only.
+            .args(["-DHV_RT_DECLARE_ONLY", "-w", "-c", "-o"])
+            .arg(&bobj)
+            .arg(&bsrc);
+        run_to_string(bc)?;
+        cmd.arg(&bobj);
+    }
     if let Some(h) = halide {
         cmd.arg("-I")
             .arg(&h.include)
@@ -685,9 +715,22 @@ pub(crate) fn bench_program(
         Some(h) => h.build(&k.name, target.name(), b.lanes, &dir)?,
         None => None,
     };
-    let mut c = b.c.clone();
+    // The baseline is clang at -O3 (LLVM alone). Where harrow's code is built at another
+    // level (HVX: see docs/isa.md), the baseline is its own file at -O3, linked in.
+    let scalar_fn = scalar::function(k, "hv_scalar");
+    let split = target.kernel_opt_level() != BASELINE_OPT_LEVEL;
+    let mut c = if split {
+        let proto = format!(
+            "{};\n",
+            scalar_fn[..scalar_fn.find('{').unwrap_or(0)].trim_end()
+        );
+        b.c.replace(&scalar_fn, &proto)
+    } else {
+        b.c.clone()
+    };
     c.push_str(&main_c(k, hb.is_some(), target.halide_glue()));
-    let exe = compile_program(target, &c, &dir, &k.name, hb.as_ref())?;
+    let baseline = split.then(|| scalar_file(k, "hv_scalar"));
+    let exe = compile_program_with(target, &c, &dir, &k.name, hb.as_ref(), baseline.as_deref())?;
     let params: HashMap<String, i64> = k
         .params
         .iter()

@@ -4,13 +4,25 @@
  * benchmark programs use are defined in this one header: process entry, the read/write/exit/
  * mmap/mprotect/clock_gettime system calls (Linux generic numbers, through trap0), memory and
  * string helpers, malloc on mmap, and a printf that knows the conversions harrow emits.
- * Every program is one translation unit, so defining the functions here is safe. */
+ * A program's main translation unit defines them; another unit of the same program (the
+ * scalar baseline at its own optimisation level) defines HV_RT_DECLARE_ONLY first. */
 #ifndef HV_RT_H
 #define HV_RT_H
 
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef HV_RT_DECLARE_ONLY
+/* A second translation unit of a program (the scalar baseline, built at its own
+ * optimisation level): the definitions live in the main unit. */
+void *memcpy(void *restrict d, const void *restrict s, size_t n);
+void *memmove(void *d, const void *s, size_t n);
+void *memset(void *d, int c, size_t n);
+int memcmp(const void *x, const void *y, size_t n);
+size_t strlen(const char *s);
+int strcmp(const char *a, const char *b);
+#else
 
 static long hv_syscall(long n, long a, long b, long c, long d, long e, long f) {
   register long r0 __asm__("r0") = a;
@@ -254,4 +266,5 @@ __asm__(".text\n.globl _start\n.type _start,@function\n_start:\n"
         "  { r29 = and(r29, #-128) }\n"
         "  call hv_rt_start\n");
 
+#endif /* HV_RT_DECLARE_ONLY */
 #endif
