@@ -204,6 +204,18 @@ pub fn random_env(e: &Expr, seed: u64, ranges: &[(Sym, i128, i128)]) -> Env {
     env
 }
 
+/// The value of a closed expression (no variables, loads or lets: literals and
+/// operations on them), or `None` when `e` has inputs or does not evaluate.
+pub fn eval_closed(e: &Expr) -> Option<Value> {
+    let open = crate::ir::visit::any_node(e, |n| {
+        matches!(n.op(), Op::Var(_) | Op::Load(..) | Op::Let(_))
+    });
+    if open {
+        return None;
+    }
+    eval(e, &Env::new()).ok()
+}
+
 /// Evaluates `e` in `env`.
 pub fn eval(e: &Expr, env: &Env) -> Result<Value, EvalError> {
     let mut ev = Evaluator {

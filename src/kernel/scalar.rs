@@ -94,13 +94,10 @@ fn constant_value(e: &Expr) -> Option<i128> {
     if let Some(c) = e.as_const() {
         return Some(c);
     }
-    let inputs = crate::ir::visit::post_order(e)
-        .iter()
-        .any(|n| matches!(n.op(), Op::Var(_) | Op::Load(..) | Op::Let(_)));
-    if inputs || !e.ty().is_scalar() {
+    if !e.ty().is_scalar() {
         return None;
     }
-    let v = crate::interp::eval(e, &crate::interp::Env::new()).ok()?;
+    let v = crate::interp::eval_closed(e)?;
     Some(crate::interp::lane::to_i128(v.lanes[0], e.ty().elem))
 }
 

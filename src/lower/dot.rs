@@ -586,8 +586,20 @@ fn two_taps(
         vec![taps[1].clone(), taps[0].clone()],
     )?;
     let sum = call(table, name, vec![pair, bytes_register([w0, w1, w0, w1])])?;
+    in_lane_order(sum, k, acc, t, table)
+}
+
+/// A deinterleaved pair (even lanes low, odd lanes high) shuffled once into lane order
+/// (`k` names the lane size), read as `t`, plus the accumulator if there is one.
+fn in_lane_order(
+    pair: Expr,
+    k: i128,
+    acc: Option<&Expr>,
+    t: Type,
+    table: &InstrTable,
+) -> Option<Expr> {
     let k = Expr::int(Elem::I32, k).ok()?;
-    let sum = call(table, "hv_W_vshuff_W", vec![sum, k])?;
+    let sum = call(table, "hv_W_vshuff_W", vec![pair, k])?;
     let sum = reinterpret(&sum, t.elem);
     match acc {
         None => Some(sum),
@@ -668,13 +680,7 @@ fn sliding_three_taps(
         vec![taps[i2].clone(), taps[i0].clone()],
     )?;
     let sum = call(table, name, vec![pair, bytes_register([w0, w1, w0, w1])])?;
-    let k = Expr::int(Elem::I32, -2).ok()?;
-    let sum = call(table, "hv_W_vshuff_W", vec![sum, k])?;
-    let sum = reinterpret(&sum, t.elem);
-    match acc {
-        None => Some(sum),
-        Some(acc) => Expr::build(Op::Add, None, vec![acc.clone(), sum]).ok(),
-    }
+    in_lane_order(sum, -2, acc, t, table)
 }
 
 /// Products of byte taps, all with weight one: `vrmpy` of two registers.

@@ -38,13 +38,7 @@ fn alternation(c: &Expr) -> Option<bool> {
     if lanes < 4 || !lanes.is_multiple_of(2) {
         return None;
     }
-    let inputs = crate::ir::visit::post_order(c)
-        .iter()
-        .any(|n| matches!(n.op(), Op::Var(_) | Op::Load(..) | Op::Let(_)));
-    if inputs {
-        return None;
-    }
-    let v = crate::interp::eval(c, &crate::interp::Env::new()).ok()?;
+    let v = crate::interp::eval_closed(c)?;
     let first = v.lanes[0] != 0;
     let alternates = v
         .lanes

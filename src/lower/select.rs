@@ -90,11 +90,7 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
 /// The amount of a shift by the same in-range constant in every lane (C can write it as
 /// a vector shift).
 pub fn shift_amount(e: &Expr) -> Option<u32> {
-    let b = e.arg(1);
-    if crate::ir::visit::any_node(b, |n| matches!(n.op(), Op::Var(_) | Op::Load(..))) {
-        return None;
-    }
-    let v = crate::interp::eval(b, &crate::interp::Env::new()).ok()?;
+    let v = crate::interp::eval_closed(e.arg(1))?;
     let first = v.int(0);
     if !v.to_ints().iter().all(|&x| x == first) {
         return None;
