@@ -28,6 +28,15 @@ fn suite() -> Vec<(String, kernel::Kernel)> {
         .collect()
 }
 
+/// The suite kernel called `name`.
+fn suite_kernel(name: &str) -> kernel::Kernel {
+    suite()
+        .into_iter()
+        .find(|(_, k)| k.name == name)
+        .unwrap_or_else(|| panic!("{name} in the suite"))
+        .1
+}
+
 fn run_suite(target: &str) {
     let be = harrow::lower::backend(target).expect("target exists");
     let kernels = suite();
@@ -202,11 +211,7 @@ fn splats_conversions_and_constant_shifts_are_plain_c() {
 fn halide_baseline_is_built_or_explained() {
     let h = kernel::halide::Halide::detect();
     let be = harrow::lower::backend("x86-avx2").unwrap();
-    let k = suite()
-        .into_iter()
-        .find(|(_, k)| k.name == "sobel3x3")
-        .expect("sobel3x3 in the suite")
-        .1;
+    let k = suite_kernel("sobel3x3");
     match &h.status {
         Err(why) => {
             assert!(
@@ -231,11 +236,7 @@ fn halide_baseline_on_hvx_is_built_or_explained() {
         .unwrap_or_else(|m| panic!("{m}"));
     let h = kernel::halide::Halide::detect();
     let be = harrow::lower::backend("hvx").unwrap();
-    let k = suite()
-        .into_iter()
-        .find(|(_, k)| k.name == "add")
-        .expect("add in the suite")
-        .1;
+    let k = suite_kernel("add");
     match &h.status {
         Err(why) => eprintln!("Halide is not installed here: {why}"),
         Ok(_) => {
@@ -258,11 +259,7 @@ fn hvx_count_links_an_o3_baseline() {
         kernel::harness::BASELINE_OPT_LEVEL,
         "the split build is only exercised while the levels differ"
     );
-    let k = suite()
-        .into_iter()
-        .find(|(_, k)| k.name == "gaussian3x3")
-        .expect("gaussian3x3 in the suite")
-        .1;
+    let k = suite_kernel("gaussian3x3");
     let r = kernel::count::count(&k, &be, &[256, 4], None, None).unwrap();
     assert!(r.scalar_per_elem > 0.0 && r.harrow_per_elem > 0.0);
     assert!(

@@ -301,22 +301,13 @@ impl<'r> Selector<'r> {
         {
             return None;
         }
-        let h = t.lanes / 2;
+        let register_bits = self.register_bits;
         let mut halves = Vec::new();
         for hi in [false, true] {
-            let args: Vec<Expr> = e
-                .args()
-                .iter()
-                .map(|a| {
-                    if a.ty().is_scalar() {
-                        a.clone()
-                    } else {
-                        half_memo(a, hi, self.register_bits, &mut self.halves[hi as usize])
-                    }
-                })
-                .collect();
-            let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(h));
-            halves.push(Expr::build(e.op().clone(), ty, args).ok()?);
+            let memo = &mut self.halves[hi as usize];
+            halves.push(rebuild_lanes(e, t.lanes / 2, |a| {
+                half_memo(a, hi, register_bits, memo)
+            })?);
         }
         Expr::build(Op::Concat, None, halves).ok()
     }
