@@ -391,16 +391,23 @@ pub fn function(
     }
     let pos = c_ident("p_", VEC_POS);
     em.line(ind, &format!("if (e0 >= {n}) {{"));
+    em.line(ind + 4, &format!("int32_t {pos} = 0;"));
+    // Whole vectors in a counted loop (no per-iteration clamp, so clang can unroll and
+    // pipeline it), then one last vector shifted left to end at the row's end.
     em.line(
         ind + 4,
-        &format!("for (int32_t {pos} = 0;; {pos} += {n}) {{"),
+        &format!("for (; {pos} <= e0 - {n}; {pos} += {n}) {{"),
     );
-    em.line(ind + 8, &format!("if ({pos} > e0 - {n}) {pos} = e0 - {n};"));
+    let start = em.out.len();
     for r in Emitter::reductions_of(&c.body) {
         em.reduction(ind + 8, r);
     }
     em.chunks(ind + 8, &c.body, &format!("hv_out + {pos}"));
-    em.line(ind + 8, &format!("if ({pos} == e0 - {n}) break;"));
+    let body = em.out[start..].to_string();
+    em.line(ind + 4, "}");
+    em.line(ind + 4, &format!("if ({pos} < e0) {{"));
+    em.line(ind + 8, &format!("{pos} = e0 - {n};"));
+    em.out.push_str(&body);
     em.line(ind + 4, "}");
     em.line(ind, "} else {");
     let v0 = scalar::loop_var(k, k.vec_var());
