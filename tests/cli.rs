@@ -411,3 +411,47 @@ fn x86_run_target() -> &'static str {
         "x86-avx2"
     }
 }
+
+/// On a machine without AVX-512, `run` and `bench` for x86-avx512 refuse with one line
+/// naming the missing feature (no SIGILL, no blame on the input); where the machine has
+/// it, the kernel runs.
+#[test]
+fn avx512_runs_refuse_on_hosts_without_it() {
+    let (code, out, err) = harrow(&["run", "benchmarks/add.hk", "--target", "x86-avx512"]);
+    if harrow::isa::x86::host_has_avx512() {
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("ok on x86-avx512"), "{out}");
+        return;
+    }
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("host lacks avx512"), "{err}");
+    let (code, _, err) = harrow(&["bench", "--target", "x86-avx512", "--only", "add"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("host lacks avx512") && err.lines().count() == 1,
+        "{err}"
+    );
+    // Compilation needs no AVX-512 hardware.
+    let (code, out, err) = harrow(&["compile", "benchmarks/add.hk", "--target", "x86-avx512"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("_mm512_"), "{out}");
+}
+
+/// A small seeded sample of generated kernels compiles and computes what the interpreter
+/// computes (correctness only; timing is for `harrow fuzz-kernels` runs by hand).
+#[test]
+fn fuzz_kernels_sample_is_correct() {
+    let (code, out, err) = harrow(&[
+        "fuzz-kernels",
+        "--target",
+        "x86-avx2",
+        "--count",
+        "12",
+        "--seed",
+        "5",
+        "--no-bench",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("12 kernels, 12 correct, 0 failed"), "{out}");
+}

@@ -29,6 +29,9 @@ pub struct CompileArgs {
     /// Name of the generated function.
     #[arg(long, default_value = "harrow_kernel")]
     pub name: String,
+    /// Also print, for every node no instruction covers, how it is written and why.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// `harrow conformance`
@@ -66,13 +69,22 @@ pub fn cmd_compile(a: &CompileArgs) -> Result<String, CliError> {
     if a.expr_or_file.ends_with(".hk") {
         // Extra rules apply to kernels as to expressions.
         let be = backend(&a.target, &a.rules)?;
-        return super::kernel::compile(
+        let mut out = super::kernel::compile(
             std::path::Path::new(&a.expr_or_file),
             &be,
             &a.emit,
             &a.name,
             a.inputs.width,
-        );
+        )?;
+        if a.explain {
+            out.push_str(&super::kernel::explain(
+                std::path::Path::new(&a.expr_or_file),
+                &be,
+                &a.target,
+                a.inputs.width,
+            )?);
+        }
+        return Ok(out);
     }
     let be = backend(&a.target, &a.rules)?;
     if !matches!(a.emit.as_str(), "c" | "asm" | "ir") {
@@ -92,6 +104,9 @@ pub fn cmd_compile(a: &CompileArgs) -> Result<String, CliError> {
             "ir" => out.push_str(&lower::listing(&l)),
             "c" => out.push_str(&lower::c_file(&l, target, &a.name)),
             _ => out.push_str(&assembly(&lower::c_file(&l, target, &a.name), target)?),
+        }
+        if a.explain {
+            out.push_str(&lower::explain(&l, &a.target));
         }
     }
     Ok(out)
@@ -149,12 +164,17 @@ pub fn cmd_conformance(a: &ConformanceArgs) -> Result<String, CliError> {
     let results = lower::conformance::run(&src, section, &be, &dir).map_err(CliError::Other)?;
     let _ = std::fs::remove_dir_all(&dir);
     let (_, _, wrong, error) = lower::conformance::counts(&results);
+    let not_run = be.target.cannot_run_here();
     let text = if a.json {
-        serde_json::to_string_pretty(&lower::conformance::json(&a.target, &results))
-            .unwrap_or_default()
+        serde_json::to_string_pretty(&lower::conformance::json(
+            &a.target,
+            &results,
+            not_run.as_deref(),
+        ))
+        .unwrap_or_default()
             + "\n"
     } else {
-        lower::conformance::report(&a.target, &results)
+        lower::conformance::report(&a.target, &results, not_run.as_deref())
     };
     if wrong + error > 0 {
         return Err(CliError::Failed(text));

@@ -51,6 +51,9 @@ pub struct BenchArgs {
     /// Override the output extents of every kernel (`WxH`), e.g. for a quick run.
     #[arg(long, value_name = "WxH")]
     pub size: Option<String>,
+    /// Lanes per vector for every kernel (default: the target's choice per kernel).
+    #[arg(long, value_name = "LANES")]
+    pub width: Option<u32>,
 }
 
 /// Reads and elaborates a kernel file.
@@ -133,6 +136,28 @@ pub fn compile(
     }
 }
 
+/// `--explain` for a kernel: the explanation of its body and of each loop step.
+pub fn explain(
+    path: &Path,
+    be: &lower::Backend,
+    target: &str,
+    width: Option<u32>,
+) -> Result<String, CliError> {
+    let k = load(path)?;
+    let lanes =
+        width.unwrap_or_else(|| kernel::codegen::target_default_lanes(&k, be.target.as_ref()));
+    let c = kernel::codegen::compile(&k, be, lanes);
+    let mut s = String::new();
+    for st in &c.steps {
+        s.push_str(&lower::explain(st, target));
+    }
+    s.push_str(&lower::explain(&c.body, target));
+    if s.is_empty() {
+        s.push_str("explain: every vector node is an instruction\n");
+    }
+    Ok(s)
+}
+
 /// Runs `harrow run`.
 pub fn cmd_run(a: &RunArgs) -> Result<String, CliError> {
     let k = load(&a.kernel)?;
@@ -185,6 +210,9 @@ pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
     let t0 = std::time::Instant::now();
     let be = lower::backend(&a.target).map_err(CliError::Other)?;
     let backend_ms = t0.elapsed().as_secs_f64() * 1e3;
+    if let Some(why) = be.target.cannot_run_here() {
+        return Err(CliError::Other(why));
+    }
     let mut kernels = Vec::new();
     for f in &files {
         let k = load(f)?;
@@ -231,47 +259,7 @@ pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
             Some(s) => parse_size(s, k.out_vars.len())?,
             None => k.bench_extents.clone(),
         };
-        // Correctness first: the reference interpreter on small data.
-        let check = harness::run(k, &be, &default_run_size(k), None, 1);
-        match check {
-            Ok(r) if r.mismatch.is_none() => {}
-            Ok(r) => {
-                failures.push(format!("{}: {}", k.name, r.mismatch.unwrap_or_default()));
-                continue;
-            }
-            Err(e) => {
-                failures.push(format!("{}: {e}", k.name));
-                continue;
-            }
-        }
-        // Targets that run under qemu are measured by counting, on smaller data.
-        let counted = be
-            .target
-            .trace_command(std::path::Path::new("p"), std::path::Path::new("l"))
-            .is_some();
-        let extents = if counted && a.size.is_none() {
-            crate::kernel::count::count_extents(&extents)
-        } else {
-            extents
-        };
-        let measure = |h: Option<&crate::kernel::halide::Halide>| {
-            if counted {
-                crate::kernel::count::count(k, &be, &extents, None, h)
-            } else {
-                harness::bench(k, &be, &extents, None, h)
-            }
-        };
-        let result = match measure(halide.as_ref()) {
-            // Halide's generator or its pipeline failed (the program holds all three): harrow
-            // and the baseline are still measured, and the row says why Halide is missing.
-            Err(e) if halide.is_some() => measure(None).map(|mut r| {
-                let why = e.lines().next().unwrap_or("").trim();
-                r.halide_note = Some(format!("Halide 21 not measured: {why}"));
-                r
-            }),
-            r => r,
-        };
-        match result {
+        match measure(k, &be, &extents, a.width, halide.as_ref(), a.size.is_some()) {
             Ok(r) => rows.push(r),
             Err(e) if e.starts_with(&format!("{}:", k.name)) => failures.push(e),
             Err(e) => failures.push(format!("{}: {e}", k.name)),
@@ -292,6 +280,50 @@ pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
         Ok(out)
     } else {
         Err(CliError::Failed(out))
+    }
+}
+
+/// Checks `k` against the interpreter (small data), then measures it against the scalar
+/// baseline (and Halide): timed natively, or counted under qemu on smaller extents unless
+/// `size_given`. A wrong result is an error naming the kernel.
+pub fn measure(
+    k: &Kernel,
+    be: &lower::Backend,
+    extents: &[i64],
+    width: Option<u32>,
+    halide: Option<&crate::kernel::halide::Halide>,
+    size_given: bool,
+) -> Result<harness::BenchResult, String> {
+    let check = harness::run(k, be, &default_run_size(k), width, 1)?;
+    if let Some(m) = check.mismatch {
+        return Err(format!("{}: {m}", k.name));
+    }
+    // Targets that run under qemu are measured by counting, on smaller data.
+    let counted = be
+        .target
+        .trace_command(std::path::Path::new("p"), std::path::Path::new("l"))
+        .is_some();
+    let extents = if counted && !size_given {
+        crate::kernel::count::count_extents(extents)
+    } else {
+        extents.to_vec()
+    };
+    let measure = |h: Option<&crate::kernel::halide::Halide>| {
+        if counted {
+            crate::kernel::count::count(k, be, &extents, width, h)
+        } else {
+            harness::bench(k, be, &extents, width, h)
+        }
+    };
+    match measure(halide) {
+        // Halide's generator or its pipeline failed (the program holds all three): harrow
+        // and the baseline are still measured, and the row says why Halide is missing.
+        Err(e) if halide.is_some() => measure(None).map(|mut r| {
+            let why = e.lines().next().unwrap_or("").trim();
+            r.halide_note = Some(format!("Halide 21 not measured: {why}"));
+            r
+        }),
+        r => r,
     }
 }
 

@@ -4,6 +4,7 @@
 //! so tests can run them in-process; `main.rs` only prints and sets the exit code.
 
 mod compile;
+mod fuzz;
 mod inputs;
 pub mod kernel;
 
@@ -69,6 +70,9 @@ pub enum Command {
     Run(kernel::RunArgs),
     /// Check, then time the benchmark kernels against clang -O3 (and Halide 21).
     Bench(kernel::BenchArgs),
+    /// Generate random kernels, check each against the interpreter and measure it against
+    /// clang -O3, printing the slowest (cliff hunting).
+    FuzzKernels(fuzz::FuzzArgs),
 }
 
 /// `harrow verify`
@@ -208,6 +212,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Command::Conformance(a) => compile::cmd_conformance(&a),
         Command::Run(a) => kernel::cmd_run(&a),
         Command::Bench(a) => kernel::cmd_bench(&a),
+        Command::FuzzKernels(a) => fuzz::cmd_fuzz(&a),
     }
 }
 

@@ -51,6 +51,11 @@ pub trait Target: Send + Sync {
     fn kernel_opt_level(&self) -> &'static str {
         "-O3"
     }
+    /// Why programs built for this target cannot run on this machine (a CPU feature it
+    /// lacks), or `None` when they can. Code is still compiled and selected without it.
+    fn cannot_run_here(&self) -> Option<String> {
+        None
+    }
     /// `#include` lines and helpers at the top of generated C.
     fn c_header(&self) -> String;
     /// The C type holding a value of `t` in a register, or `None` when `t` is not register

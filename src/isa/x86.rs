@@ -70,6 +70,23 @@ impl Variant {
         f
     }
 
+    /// The CPU features (as `is_x86_feature_detected!` names them) that its programs
+    /// execute.
+    pub fn runtime_features(self) -> Vec<&'static str> {
+        match self {
+            Variant::Avx2 => vec!["avx2", "fma"],
+            Variant::Avx512 => vec![
+                "avx2",
+                "avx512f",
+                "avx512bw",
+                "avx512dq",
+                "avx512vl",
+                "avx512vnni",
+                "avx512vbmi",
+            ],
+        }
+    }
+
     /// clang-19 flags for the variant.
     pub fn clang_flags(self) -> &'static [&'static str] {
         match self {
@@ -86,6 +103,20 @@ impl super::target::Target for Variant {
 
     fn register_bits(&self) -> u32 {
         Variant::register_bits(*self)
+    }
+
+    fn cannot_run_here(&self) -> Option<String> {
+        let missing = host_lacks(&self.runtime_features())?;
+        Some(format!(
+            "host lacks {missing}: this machine cannot run {} code (it is still compiled and selected)",
+            self.name()
+        ))
+    }
+
+    fn split_wide(&self) -> bool {
+        // A value wider than a register is its register-sized parts (legalization):
+        // every rule written for one register then applies to each part.
+        true
     }
 
     fn c_header(&self) -> String {
@@ -168,15 +199,33 @@ pub fn all() -> Result<&'static Isa, Diag> {
 /// Tests that run AVX-512 programs natively say they are skipped without it: no installable
 /// tool adds a CPU feature.
 pub fn host_has_avx512() -> bool {
+    host_lacks(&Variant::Avx512.runtime_features()).is_none()
+}
+
+/// The first of `features` this machine lacks, if any.
+pub fn host_lacks(features: &[&'static str]) -> Option<&'static str> {
+    features.iter().copied().find(|f| !host_has(f))
+}
+
+/// True when this machine has the x86 feature `f` (`false` off x86).
+fn host_has(f: &str) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512dq")
-            && std::arch::is_x86_feature_detected!("avx512vl")
+        match f {
+            "avx2" => std::arch::is_x86_feature_detected!("avx2"),
+            "fma" => std::arch::is_x86_feature_detected!("fma"),
+            "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
+            "avx512bw" => std::arch::is_x86_feature_detected!("avx512bw"),
+            "avx512dq" => std::arch::is_x86_feature_detected!("avx512dq"),
+            "avx512vl" => std::arch::is_x86_feature_detected!("avx512vl"),
+            "avx512vnni" => std::arch::is_x86_feature_detected!("avx512vnni"),
+            "avx512vbmi" => std::arch::is_x86_feature_detected!("avx512vbmi"),
+            _ => false,
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
+        let _ = f;
         false
     }
 }

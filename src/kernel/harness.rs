@@ -547,6 +547,9 @@ pub fn run(
             extents.len()
         ));
     }
+    if let Some(why) = backend.target.cannot_run_here() {
+        return Err(why);
+    }
     let b = build(k, backend, lanes);
     run_c(k, backend, &b.c, b.lanes, extents, seed)
 }
@@ -767,6 +770,9 @@ pub fn bench(
     halide: Option<&Halide>,
 ) -> Result<BenchResult, String> {
     let target = &*backend.target;
+    if let Some(why) = target.cannot_run_here() {
+        return Err(why);
+    }
     let BenchProgram {
         build: b,
         dir,

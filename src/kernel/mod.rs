@@ -12,6 +12,7 @@
 
 pub mod codegen;
 pub mod count;
+pub mod fuzz;
 pub mod halide;
 pub mod harness;
 pub mod parse;

@@ -9,7 +9,7 @@
 //! vectorize again. Boolean lanes are `uint8_t` 0/1 vectors; AVX-512 mask registers convert
 //! to and from them.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
 
 use crate::ir::{Expr, Op, Sym};
@@ -484,9 +484,18 @@ impl<'t> FnWriter<'t> {
                     self.line(&format!("{ct} {v} = ({ct}){call};"));
                 }
             }
+            op if op.is_fpir() && lane_loop_reason(e).is_none() => {
+                return self.fpir_vector(e, &v, &ct);
+            }
+            Op::Div | Op::Mod if lane_loop_reason(e).is_none() => {
+                self.div_by_constant(e, &v, &ct);
+            }
+            Op::Shl | Op::Shr if lane_loop_reason(e).is_none() => {
+                self.shift_by_vector(e, &v, &ct);
+            }
             _ => {
-                // Lane by lane in natural C (FPIR operations by their definitions), which
-                // clang can often vectorize again.
+                // Lane by lane in natural C: only the operations `lane_loop_reason` names
+                // (clang may still vectorize the loop).
                 let args: Vec<Expr> = e.args().to_vec();
                 // Splatted constants stay constants, so that C sees shifts by literals.
                 let splat = |a: &Expr| -> Option<Expr> {
@@ -537,6 +546,100 @@ impl<'t> FnWriter<'t> {
             }
         }
         v
+    }
+
+    /// An FPIR operation as whole-vector C: saturating adds by clang's builtins, the rest
+    /// by its definition in primitive operators (each of which has a vector form).
+    fn fpir_vector(&mut self, e: &Expr, v: &str, ct: &str) -> String {
+        if let Some(f) = saturating_builtin(e) {
+            let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
+            self.line(&format!("{ct} {v} = __builtin_elementwise_{f}({a}, {b});"));
+            return v.to_string();
+        }
+        let def = super::prepare::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()));
+        self.value(&def)
+    }
+
+    /// Division or remainder by the same positive constant in every lane: C's truncating
+    /// operators, corrected to Halide's flooring ones for negative dividends.
+    fn div_by_constant(&mut self, e: &Expr, v: &str, ct: &str) {
+        let k = positive_divisor(e).expect("checked by lane_loop_reason");
+        let t = e.ty();
+        let et = t.elem.c_name();
+        let a = self.name(e.arg(0));
+        let kk = format!("(({ct})(({et}){k}))");
+        let div = matches!(e.op(), Op::Div);
+        if !t.elem.is_signed() {
+            let op = if div { "/" } else { "%" };
+            self.line(&format!("{ct} {v} = {a} {op} {kk};"));
+        } else if div {
+            // The truncated quotient is one too large where the remainder is negative.
+            self.line(&format!(
+                "{ct} {v}r = {a} % {kk}; {ct} {v} = ({a} / {kk}) + ({ct})({v}r < 0);"
+            ));
+        } else {
+            self.line(&format!(
+                "{ct} {v}r = {a} % {kk}; {ct} {v} = {v}r + ({kk} & ({ct})({v}r < 0));"
+            ));
+        }
+    }
+
+    /// A shift by a vector of amounts with Halide's meaning (amounts of the width or more
+    /// give 0 or the sign; negative amounts shift the other way), as whole-vector C: the
+    /// amounts clamped to `[-w, w]`, then both directions masked and merged.
+    fn shift_by_vector(&mut self, e: &Expr, v: &str, ct: &str) {
+        let t = e.ty();
+        let w = t.elem.bits();
+        let bt = e.arg(1).ty();
+        let ut = self.ty(unsigned(t));
+        let st = self.ty(t.with_elem(t.elem.with_signed(true)));
+        let bct = self.ty(bt);
+        let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
+        // The clamped amount as a signed lane of the shifted value's width.
+        let clamp = if bt.elem.is_signed() {
+            format!(
+                "__builtin_elementwise_max(__builtin_elementwise_min({b}, ({bct})({w})), ({bct})(-{w}))"
+            )
+        } else {
+            format!("__builtin_elementwise_min({b}, ({bct})({w}))")
+        };
+        self.line(&format!(
+            "{st} {v}n = __builtin_convertvector({clamp}, {st});"
+        ));
+        let m1 = w - 1;
+        // shr_by(a, n) and shl_by(a, n) for n in [0, w], in the unsigned type where a
+        // shift left could overflow a signed lane.
+        let right = |n: &str| {
+            if t.elem.is_signed() {
+                format!("({ct})({a} >> __builtin_elementwise_min({n}, ({st})({m1})))")
+            } else {
+                format!(
+                    "({ct})(({a} >> ({ct})__builtin_elementwise_min({n}, ({st})({m1}))) & ({ct})({n} < ({st})({w})))"
+                )
+            }
+        };
+        let left = |n: &str| {
+            format!(
+                "({ct})((({ut}){a} << ({ut})__builtin_elementwise_min({n}, ({st})({m1}))) & ({ut})({n} < ({st})({w})))"
+            )
+        };
+        type Shift<'a> = &'a dyn Fn(&str) -> String;
+        let (fwd, back): (Shift, Shift) = if matches!(e.op(), Op::Shr) {
+            (&right, &left)
+        } else {
+            (&left, &right)
+        };
+        if bt.elem.is_signed() {
+            let pos = format!("__builtin_elementwise_max({v}n, ({st})0)");
+            let neg = format!("__builtin_elementwise_max(-{v}n, ({st})0)");
+            self.line(&format!(
+                "{ct} {v} = ({ct})(({v}n < 0) ? {} : {});",
+                back(&neg),
+                fwd(&pos)
+            ));
+        } else {
+            self.line(&format!("{ct} {v} = {};", fwd(&format!("{v}n"))));
+        }
     }
 
     fn reduce(&mut self, e: &Expr, v: &str, ct: &str) -> String {
@@ -661,4 +764,108 @@ impl Params {
         }
         s
     }
+}
+
+/// The clang builtin computing a saturating add or subtract whose operands have the
+/// result's type (`add_sat`, `sub_sat`).
+fn saturating_builtin(e: &Expr) -> Option<&'static str> {
+    let f = match e.op() {
+        Op::SaturatingAdd => "add_sat",
+        Op::SaturatingSub => "sub_sat",
+        _ => return None,
+    };
+    e.args().iter().all(|a| a.ty() == e.ty()).then_some(f)
+}
+
+/// The divisor of a division or remainder by the same positive constant in every lane.
+fn positive_divisor(e: &Expr) -> Option<i128> {
+    let v = crate::interp::eval_closed(e.arg(1))?;
+    let k = v.int(0);
+    (k > 0 && v.to_ints().iter().all(|&x| x == k)).then_some(k)
+}
+
+/// True when the emitter writes the vector node `e` with a whole-vector C operator,
+/// builtin or shuffle (no loop over lanes), not counting the fallbacks below.
+fn direct_vector_form(e: &Expr) -> bool {
+    let t = e.ty();
+    let bool_arg = |i: usize| e.arg(i).ty().elem == Elem::Bool;
+    match e.op() {
+        Op::Load(..)
+        | Op::Ramp
+        | Op::Broadcast
+        | Op::Reinterpret
+        | Op::Instr(_)
+        | Op::Const(_)
+        | Op::Var(_)
+        | Op::Slice { .. }
+        | Op::Concat
+        | Op::Interleave
+        | Op::Shuffle(_)
+        | Op::And
+        | Op::Or
+        | Op::Xor
+        | Op::Not => true,
+        Op::Add | Op::Sub | Op::Mul | Op::Min | Op::Max => t.elem != Elem::Bool,
+        Op::Shl | Op::Shr => super::select::shift_amount(e).is_some(),
+        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => !bool_arg(0),
+        Op::Select => e.arg(0).ty().is_scalar() || t.elem != Elem::Bool,
+        Op::Cast => t.elem != Elem::Bool && e.arg(0).ty().elem.bits() <= 64,
+        _ => false,
+    }
+}
+
+/// Why the emitter writes the vector node `e` as a loop over lanes, or `None` when it is
+/// whole-vector C. The operations with no vector form in C (docs/isa.md lists them):
+/// bit counts, division by a non-constant, operations on 128-bit lanes (64-bit FPIR
+/// definitions), boolean arithmetic and horizontal reductions.
+pub fn lane_loop_reason(e: &Expr) -> Option<&'static str> {
+    let t = e.ty();
+    if t.is_scalar() || direct_vector_form(e) {
+        return None;
+    }
+    let wide = |x: &Expr| x.ty().elem.bits() > 64;
+    match e.op() {
+        Op::ReduceAdd | Op::ReduceMin | Op::ReduceMax => {
+            Some("a horizontal reduction is a loop over each output lane's inputs")
+        }
+        Op::Popcount | Op::CountLeadingZeros | Op::CountTrailingZeros => {
+            Some("clang has no element-wise bit-count builtin")
+        }
+        _ if wide(e) || e.args().iter().any(wide) => Some("128-bit lanes have no vector type"),
+        _ if t.elem == Elem::Bool || e.args().iter().any(|a| a.ty().elem == Elem::Bool) => {
+            Some("arithmetic on boolean lanes")
+        }
+        Op::Div | Op::Mod => match positive_divisor(e) {
+            Some(_) => None,
+            None => Some("the divisor is not the same positive constant in every lane"),
+        },
+        Op::Shl | Op::Shr if e.arg(1).ty().lanes == t.lanes => None,
+        op if op.is_fpir() => {
+            if saturating_builtin(e).is_some() {
+                return None;
+            }
+            let def = super::prepare::fold_splats(&crate::fpir::definition(op, e.ty(), e.args()));
+            let leaves: HashSet<usize> = e.args().iter().map(|a| a.id()).collect();
+            definition_reason(&def, &leaves, &mut HashSet::new())
+        }
+        _ => Some("no vector form in C"),
+    }
+}
+
+/// The first reason any node of an FPIR definition (above its operands, `leaves`) would be
+/// written lane by lane.
+fn definition_reason(
+    e: &Expr,
+    leaves: &HashSet<usize>,
+    seen: &mut HashSet<usize>,
+) -> Option<&'static str> {
+    if leaves.contains(&e.id()) || !seen.insert(e.id()) {
+        return None;
+    }
+    for a in e.args() {
+        if let Some(r) = definition_reason(a, leaves, seen) {
+            return Some(r);
+        }
+    }
+    lane_loop_reason(e)
 }

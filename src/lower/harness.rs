@@ -126,6 +126,9 @@ pub fn run_cases(
     seed: u64,
     workdir: &Path,
 ) -> Result<Vec<CaseResult>, String> {
+    if let Some(why) = target.cannot_run_here() {
+        return Err(why);
+    }
     let mut rng = SplitMix64::new(seed);
     let mut c = String::new();
     c.push_str(&target.c_header());

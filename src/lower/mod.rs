@@ -395,11 +395,50 @@ pub fn listing(l: &Lowered) -> String {
                 i.cost.throughput
             ),
             Op::Load(..) | Op::Const(_) | Op::Var(_) => n.to_string(),
-            op => format!("{} {}   ; generic", op.name(), args.join(", ")),
+            op => match emit::lane_loop_reason(&n) {
+                Some(why) => format!(
+                    "{} {}   ; generic, lane by lane: {why}",
+                    op.name(),
+                    args.join(", ")
+                ),
+                None => format!("{} {}   ; generic", op.name(), args.join(", ")),
+            },
         };
         let _ = writeln!(s, "{v}: {} = {text}", n.ty());
         names.insert(n.id(), v);
     }
     let _ = writeln!(s, "; estimated cost per chunk: {:.2}", l.chunk_cost);
+    s
+}
+
+/// `harrow compile --explain`: a line for every vector node no instruction covers, saying
+/// how the emitter writes it (whole-vector C that clang selects for, or a loop over lanes)
+/// and why.
+pub fn explain(l: &Lowered, target: &str) -> String {
+    let mut s = String::new();
+    for n in crate::ir::visit::post_order(&l.selected) {
+        let t = n.ty();
+        if t.is_scalar()
+            || matches!(
+                n.op(),
+                Op::Instr(_) | Op::Load(..) | Op::Ramp | Op::Const(_) | Op::Var(_) | Op::Broadcast
+            )
+        {
+            continue;
+        }
+        // A conversion between types of one width only changes how lanes are read.
+        if matches!(n.op(), Op::Cast) && n.arg(0).ty().elem.bits() == t.elem.bits() {
+            continue;
+        }
+        let how = match emit::lane_loop_reason(&n) {
+            Some(why) => format!("written lane by lane: {why}"),
+            None => "written as whole-vector C (clang selects the instructions)".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "explain: `{}` at {t}: no {target} instruction or rule matched; {how}",
+            n.op().name()
+        );
+    }
     s
 }

@@ -75,12 +75,27 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
         | Op::Le
         | Op::Gt
         | Op::Ge
-        | Op::Select
-        | Op::Cast => 1.5 * regs,
+        | Op::Select => 1.5 * regs,
+        // Narrowing conversions are shuffles across registers as well (clang truncates
+        // with a byte shuffle and a cross-lane permute per register).
+        Op::Cast if e.arg(0).ty().elem.bits() > t.elem.bits() => 1.5 * regs + 1.0,
+        Op::Cast => 1.5 * regs,
         Op::Mul if t.elem.bits() <= 32 => 2.0 * regs,
         Op::Shl | Op::Shr if shift_amount(e).is_some() => 1.5 * regs,
         // A value spanning several registers is just its parts.
         Op::Concat if t.total_bits() > register_bits as u64 => 0.0,
+        // The low part of a register is the register; a high half at a 64-bit boundary is
+        // one extract (vextracti128, vget_high, V_hi).
+        Op::Slice {
+            start: 0,
+            stride: 1,
+        } => 0.0,
+        Op::Slice { start, stride: 1 }
+            if (*start as u64 * t.elem.bits() as u64).is_multiple_of(64)
+                && t.total_bits() <= register_bits as u64 =>
+        {
+            1.0
+        }
         Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => 1.5 * regs,
         // Everything else is written lane by lane.
         _ => 2.0 * regs + lanes / 2.0,
@@ -214,6 +229,14 @@ impl<'r> Selector<'r> {
         // The half of a concatenation is the part: splitting leaves these behind.
         if let Op::Slice { start, stride: 1 } = e.op()
             && let Some(part) = concat_part(e.arg(0), *start, e.ty().lanes)
+        {
+            return self.select(&part);
+        }
+        // A register-sized part of a load wider than a register is a load of that part
+        // (the wide load is several register loads anyway).
+        if let Op::Slice { start, stride: 1 } = e.op()
+            && e.arg(0).ty().total_bits() > self.register_bits as u64
+            && let Some(part) = load_part(e.arg(0), *start, e.ty().lanes)
         {
             return self.select(&part);
         }
@@ -451,23 +474,8 @@ fn half_memo(e: &Expr, hi: bool, register_bits: u32, memo: &mut HashMap<usize, E
             Op::Broadcast if e.arg(0).ty().is_scalar() => e.arg(0).broadcast(h),
             // A load that fits a register stays one load: its halves are slices, which
             // high-half instructions read directly. Wider loads become two loads.
-            Op::Load(buf, align)
-                if t.total_bits() > register_bits as u64
-                    && matches!(e.arg(0).op(), Op::Ramp)
-                    && e.arg(0).arg(1).as_const().is_some() =>
-            {
-                let idx = e.arg(0);
-                let stride = idx.arg(1).as_const().expect("checked") as i64;
-                let base = super::prepare::add_i32(
-                    idx.arg(0),
-                    &Expr::int(Elem::I32, (stride * start as i64) as i128).expect("small"),
-                );
-                let ramp = crate::ir::mk_typed(
-                    Op::Ramp,
-                    idx.ty().with_lanes(h),
-                    vec![base, idx.arg(1).clone()],
-                );
-                crate::ir::mk_typed(Op::Load(buf.clone(), *align), t.with_lanes(h), vec![ramp])
+            Op::Load(..) if t.total_bits() > register_bits as u64 => {
+                load_part(e, start, h).unwrap_or_else(slice)
             }
             _ if lane_wise(e) => {
                 rebuild_lanes(e, h, |a| half_memo(a, hi, register_bits, memo)).unwrap_or_else(slice)
@@ -512,17 +520,56 @@ fn parity_memo(e: &Expr, odd: bool, memo: &mut HashMap<usize, Expr>) -> Expr {
     out
 }
 
-/// The argument of the concatenation `e` that is exactly lanes `start .. start + lanes`.
+/// Lanes `start .. start + lanes` of the concatenation `e` when they lie in one of its
+/// arguments: that argument, or a slice of it.
 fn concat_part(e: &Expr, start: u32, lanes: u32) -> Option<Expr> {
     if !matches!(e.op(), Op::Concat) {
         return None;
     }
     let mut at = 0;
     for a in e.args() {
-        if at == start && a.ty().lanes == lanes {
+        let n = a.ty().lanes;
+        if at == start && n == lanes {
             return Some(a.clone());
         }
-        at += a.ty().lanes;
+        if at <= start && start + lanes <= at + n {
+            return Some(crate::ir::mk_typed(
+                Op::Slice {
+                    start: start - at,
+                    stride: 1,
+                },
+                a.ty().with_lanes(lanes),
+                vec![a.clone()],
+            ));
+        }
+        at += n;
     }
     None
+}
+
+/// Lanes `start .. start + lanes` of the load `e` (index `ramp(b, s, n)` with a constant
+/// stride) as a load of their own.
+fn load_part(e: &Expr, start: u32, lanes: u32) -> Option<Expr> {
+    let Op::Load(buf, align) = e.op() else {
+        return None;
+    };
+    let idx = e.arg(0);
+    if !matches!(idx.op(), Op::Ramp) {
+        return None;
+    }
+    let stride = idx.arg(1).as_const()? as i64;
+    let base = super::prepare::add_i32(
+        idx.arg(0),
+        &Expr::int(Elem::I32, (stride * start as i64) as i128).ok()?,
+    );
+    let ramp = crate::ir::mk_typed(
+        Op::Ramp,
+        idx.ty().with_lanes(lanes),
+        vec![base, idx.arg(1).clone()],
+    );
+    Some(crate::ir::mk_typed(
+        Op::Load(buf.clone(), *align),
+        e.ty().with_lanes(lanes),
+        vec![ramp],
+    ))
 }
