@@ -235,9 +235,21 @@ impl Lowered {
     }
 }
 
-/// Lowers `e` for `backend`: lift, prepare, select.
+/// Lowers `e` for `backend`: lift, prepare, select. Where sums share constant
+/// multipliers, the factored form is lowered too and the cheaper kept (a small search
+/// over two algebraic variants, until the e-graph engine explores them all).
 pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
-    lower_from(e, crate::lift::lift(e), backend)
+    let plain = lower_from(e, crate::lift::lift(e), backend);
+    let factored = crate::lift::factor_common_multipliers(e);
+    if factored == *e {
+        return plain;
+    }
+    let alt = lower_from(e, crate::lift::lift(&factored), backend);
+    if alt.cost() < plain.cost() {
+        alt
+    } else {
+        plain
+    }
 }
 
 /// Lowers `e` as it is, without lifting it first (to exercise one lowering rule's
