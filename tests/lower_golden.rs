@@ -49,6 +49,16 @@ const CASES: &[(&str, u32)] = &[
     ("(int16)saturating_cast(in_i32(x))", 16),
     ("(uint8)saturating_cast((uint16)in_u16(x) >> (uint16)1)", 32),
     ("(uint8)saturating_cast((uint16)in_u16(x))", 32),
+    // Two-register i32 values (legalization): each half selects vector instructions, the
+    // bounded narrow is two packs; no generic helper loop.
+    (
+        "(uint8)saturating_cast(rounding_shift_right(int32((uint8)in_u8(x))*77 + int32((uint8)in_u8(x + 16))*150, 8))",
+        16,
+    ),
+    (
+        "(uint16)saturating_cast(((int32)in_i32(x)*(int32)in_i32(x + 16)) >> (int32)3)",
+        16,
+    ),
     // A width that is not a register multiple: two chunks, the last one partial.
     (
         "select((uint8)in_u8(x) > (uint8)7, (uint8)in_u8(x), (uint8)in_u8(x + 16))",
@@ -157,6 +167,8 @@ fn listing_of(target: &str, cases: &[(&str, u32)]) -> String {
 
 #[test]
 fn avx2_instruction_choices() {
+    let text = listing("x86-avx2");
+    assert!(!text.contains("lane by lane"), "{text}");
     expect_test::expect_file!["golden/lower/x86-avx2.out"].assert_eq(&listing("x86-avx2"));
 }
 

@@ -118,6 +118,15 @@ struct Gen {
     dims: u32,
 }
 
+/// `v`, `v + k` or `v - k`.
+fn offset(v: &str, k: i64) -> String {
+    match k {
+        0 => v.to_string(),
+        k if k > 0 => format!("{v} + {k}"),
+        k => format!("{v} - {}", -k),
+    }
+}
+
 fn signed_range(e: Elem) -> (i128, i128) {
     (e.min_value(), e.max_value().expect("at most 32 bits"))
 }
@@ -320,7 +329,7 @@ impl Gen {
                 if w == 0 {
                     continue;
                 }
-                let read = format!("{}({name}(x + {dx}, y + {dy}))", acc.name());
+                let read = format!("{}({name}({}, {}))", acc.name(), offset("x", dx), offset("y", dy));
                 terms.push(if w == 1 {
                     read
                 } else {
