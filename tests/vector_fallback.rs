@@ -38,8 +38,8 @@ const VECTOR_CASES: &[(&str, u32)] = &[
         16,
     ),
     (
-        "rounding_mul_shift_right((int32)in_i32(x), (int32)in_i32(x + 16), (uint32)31)",
-        16,
+        "rounding_mul_shift_right((int16)in_i16(x), (int16)in_i16(x + 16), (uint16)13)",
+        32,
     ),
     (
         "(uint8)saturating_cast(rounding_shift_right(int32((uint8)in_u8(x))*77 + int32((uint8)in_u8(x + 16))*150, 8))",
@@ -89,6 +89,13 @@ fn operations_without_a_vector_form_say_why() {
     );
     let ir = lower::listing(&l);
     assert!(ir.contains("lane by lane: 128-bit lanes"), "{ir}");
+    let l = lowered(
+        "x86-avx2",
+        "rounding_mul_shift_right((int32)in_i32(x), (int32)in_i32(x + 16), (uint32)31)",
+        8,
+    );
+    let ir = lower::listing(&l);
+    assert!(ir.contains("lane by lane: a 64-bit lane product"), "{ir}");
 }
 
 #[test]

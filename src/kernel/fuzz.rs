@@ -329,7 +329,12 @@ impl Gen {
                 if w == 0 {
                     continue;
                 }
-                let read = format!("{}({name}({}, {}))", acc.name(), offset("x", dx), offset("y", dy));
+                let read = format!(
+                    "{}({name}({}, {}))",
+                    acc.name(),
+                    offset("x", dx),
+                    offset("y", dy)
+                );
                 terms.push(if w == 1 {
                     read
                 } else {

@@ -845,6 +845,16 @@ pub fn lane_loop_reason(e: &Expr) -> Option<&'static str> {
                 return None;
             }
             let def = super::prepare::fold_splats(&crate::fpir::definition(op, e.ty(), e.args()));
+            // Neon and AVX2 have no 64-bit lane multiply: written as vector code the
+            // product is scalarized, while clang turns the lane loop into widening
+            // multiplies (smull, vpmuldq).
+            if crate::ir::visit::any_node(&def, |n| {
+                matches!(n.op(), Op::Mul) && !n.ty().is_scalar() && n.ty().elem.bits() == 64
+            }) {
+                return Some(
+                    "a 64-bit lane product (clang vectorizes the loop with widening multiplies)",
+                );
+            }
             let leaves: HashSet<usize> = e.args().iter().map(|a| a.id()).collect();
             definition_reason(&def, &leaves, &mut HashSet::new())
         }

@@ -89,7 +89,7 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
         Op::Slice {
             start: 0,
             stride: 1,
-        } => 0.0,
+        } if t.total_bits() >= 64 => 0.0,
         Op::Slice { start, stride: 1 }
             if (*start as u64 * t.elem.bits() as u64).is_multiple_of(64)
                 && t.total_bits() <= register_bits as u64 =>
