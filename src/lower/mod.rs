@@ -240,6 +240,12 @@ impl Lowered {
 /// over two algebraic variants, until the e-graph engine explores them all).
 pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     let plain = lower_from(e, crate::lift::lift(e), backend);
+    // Reduction multiplies (HVX vrmpy/vdmpy/vmpa) read sums of byte products as linear
+    // forms; factoring hides the products they consume, and the per-node cost estimate
+    // does not see that, so targets with them keep the sum as written.
+    if backend.target.reduction_multiplies() {
+        return plain;
+    }
     let factored = crate::lift::factor_common_multipliers(e);
     if factored == *e {
         return plain;
