@@ -65,15 +65,11 @@ pub struct FuzzKernel {
     pub text: String,
 }
 
-/// The element types kernels compute with.
-const ELEMS: [Elem; 6] = [
-    Elem::U8,
-    Elem::I8,
-    Elem::U16,
-    Elem::I16,
-    Elem::U32,
-    Elem::I32,
-];
+/// The element types kernels compute with: the user types up to 32 bits.
+const ELEMS: [Elem; 6] = {
+    let all = crate::types::USER_INT_ELEMS;
+    [all[0], all[1], all[2], all[3], all[4], all[5]]
+};
 
 /// The kernel number `index` of the run with `seed`.
 pub fn generate(seed: u64, index: u32) -> FuzzKernel {
