@@ -556,8 +556,7 @@ impl<'t> FnWriter<'t> {
             self.line(&format!("{ct} {v} = __builtin_elementwise_{f}({a}, {b});"));
             return v.to_string();
         }
-        let def = super::prepare::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()));
-        self.value(&def)
+        self.value(&folded_definition(e))
     }
 
     /// Division or remainder by the same positive constant in every lane: C's truncating
@@ -777,6 +776,12 @@ fn saturating_builtin(e: &Expr) -> Option<&'static str> {
     e.args().iter().all(|a| a.ty() == e.ty()).then_some(f)
 }
 
+/// The FPIR node `e`'s definition in primitive operators, with splatted constants folded
+/// (what the emitter writes, and what `lane_loop_reason` inspects).
+fn folded_definition(e: &Expr) -> Expr {
+    super::prepare::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()))
+}
+
 /// The divisor of a division or remainder by the same positive constant in every lane.
 fn positive_divisor(e: &Expr) -> Option<i128> {
     let v = crate::interp::eval_closed(e.arg(1))?;
@@ -844,7 +849,7 @@ pub fn lane_loop_reason(e: &Expr) -> Option<&'static str> {
             if saturating_builtin(e).is_some() {
                 return None;
             }
-            let def = super::prepare::fold_splats(&crate::fpir::definition(op, e.ty(), e.args()));
+            let def = folded_definition(e);
             // Neon and AVX2 have no 64-bit lane multiply: written as vector code the
             // product is scalarized, while clang turns the lane loop into widening
             // multiplies (smull, vpmuldq).
