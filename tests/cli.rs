@@ -455,3 +455,36 @@ fn fuzz_kernels_sample_is_correct() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("12 kernels, 12 correct, 0 failed"), "{out}");
 }
+
+/// `compile --explain` names every node no instruction covers, with how it is written.
+#[test]
+fn compile_explain_says_how_uncovered_nodes_are_written() {
+    let (code, out, err) = harrow(&[
+        "compile",
+        "--width",
+        "16",
+        "--target",
+        "x86-avx2",
+        "--emit",
+        "ir",
+        "--explain",
+        "(int32)in_i32(x) / (int32)in_i32(x + 16)",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("explain: `div` at i32x8: no x86-avx2 instruction or rule matched; written lane by lane: the divisor is not the same positive constant"),
+        "{out}"
+    );
+    let (code, out, err) = harrow(&[
+        "compile",
+        "benchmarks/add.hk",
+        "--target",
+        "x86-avx2",
+        "--explain",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("explain: ") && out.contains("whole-vector C"),
+        "{out}"
+    );
+}
