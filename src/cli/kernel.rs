@@ -99,9 +99,7 @@ pub fn compile(
         "c" => Ok(harness::c_file(&k, be, width, name).0),
         "scalar-c" => Ok(harness::scalar_file(&k, name)),
         "ir" => {
-            let lanes = width
-                .unwrap_or_else(|| kernel::codegen::target_default_lanes(&k, be.target.as_ref()));
-            let c = kernel::codegen::compile(&k, be, lanes);
+            let c = kernel::codegen::compile_best(&k, be, width);
             let mut s = String::new();
             for (i, st) in c.steps.iter().enumerate() {
                 let _ = writeln!(s, "; reduction {i} step");
@@ -144,9 +142,7 @@ pub fn explain(
     width: Option<u32>,
 ) -> Result<String, CliError> {
     let k = load(path)?;
-    let lanes =
-        width.unwrap_or_else(|| kernel::codegen::target_default_lanes(&k, be.target.as_ref()));
-    let c = kernel::codegen::compile(&k, be, lanes);
+    let c = kernel::codegen::compile_best(&k, be, width);
     let mut s = String::new();
     for st in &c.steps {
         s.push_str(&lower::explain(st, target));

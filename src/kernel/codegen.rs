@@ -180,6 +180,56 @@ impl Builder<'_> {
     }
 }
 
+/// Lowers a kernel for `backend` at `width` lanes (default: the target's), also trying the
+/// body with wrapping truncations moved to its leaves (`lift::narrow_truncated_arithmetic`)
+/// and with bounded operations narrowed (`lift::narrow_bounded_arithmetic`), each at its
+/// own default width, and keeping the cheapest per output element.
+pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
+    let per_lane = |c: &Compiled| c.cost() / f64::from(c.lanes);
+    let mut best: Option<Compiled> = None;
+    let truncated = crate::lift::narrow_truncated_arithmetic(&k.body);
+    let bounded =
+        crate::lift::narrow_truncated_arithmetic(&crate::lift::narrow_bounded_arithmetic(&k.body));
+    let mut tried = Vec::new();
+    for body in [k.body.clone(), truncated, bounded] {
+        let variant = Kernel { body, ..k.clone() };
+        for lanes in candidate_lanes(&variant, backend.target.as_ref(), width) {
+            if tried.contains(&(variant.body.clone(), lanes)) {
+                continue;
+            }
+            tried.push((variant.body.clone(), lanes));
+            let c = compile(&variant, backend, lanes);
+            if best.as_ref().is_none_or(|b| per_lane(&c) < per_lane(b)) {
+                best = Some(c);
+            }
+        }
+    }
+    best.expect("at least one candidate is compiled")
+}
+
+/// The vector widths worth trying for `k`: the requested one, else the target's default
+/// and, when the output is narrower than the widest type computed with (a narrowing
+/// kernel), the width whose output fills a whole register: the wider values then span
+/// several registers and narrow with full-width packs.
+fn candidate_lanes(
+    k: &Kernel,
+    target: &dyn crate::isa::target::Target,
+    width: Option<u32>,
+) -> Vec<u32> {
+    if let Some(w) = width {
+        return vec![legal_lanes(k, w)];
+    }
+    let default = target_default_lanes(k, target);
+    let mut lanes = vec![default];
+    if !target.chunk_by_narrowest() {
+        let fill = legal_lanes(k, (target.register_bits() / k.out_elem.bits()).max(1));
+        if fill > default {
+            lanes.push(fill);
+        }
+    }
+    lanes
+}
+
 /// Lowers a kernel for `backend` with `lanes` per vector.
 pub fn compile(k: &Kernel, backend: &Backend, lanes: u32) -> Compiled {
     let lanes = legal_lanes(k, lanes);

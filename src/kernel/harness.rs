@@ -39,8 +39,7 @@ pub fn c_file(
     fname: &str,
 ) -> (String, u32, f64) {
     let target = &*backend.target;
-    let lanes = lanes.unwrap_or_else(|| codegen::target_default_lanes(k, target));
-    let compiled = codegen::compile(k, backend, lanes);
+    let compiled = codegen::compile_best(k, backend, lanes);
     let (types, f) = codegen::function(k, &compiled, target, fname);
     let mut s = String::new();
     let _ = writeln!(
