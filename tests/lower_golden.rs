@@ -49,6 +49,12 @@ const CASES: &[(&str, u32)] = &[
     ("(int16)saturating_cast(in_i32(x))", 16),
     ("(uint8)saturating_cast((uint16)in_u16(x) >> (uint16)1)", 32),
     ("(uint8)saturating_cast((uint16)in_u16(x))", 32),
+    // Byte taps with constant weights summed in 32 bits: tap pairs interleaved, each pair
+    // one pmaddwd by the two weights packed in one dword.
+    (
+        "(int32((uint8)in_u8(x))*(int32)3 + int32((uint8)in_u8(x + 16))*(int32)-5) + (int32((uint8)in_u8(x + 32))*(int32)7 + int32((uint8)in_u8(x + 48))*(int32)2)",
+        8,
+    ),
     // Two-register i32 values (legalization): each half selects vector instructions, the
     // bounded narrow is two packs; no generic helper loop.
     (

@@ -27,7 +27,7 @@ use crate::types::{Elem, Type};
 
 /// One summand's variable part.
 #[derive(Clone, PartialEq, Eq, Debug)]
-enum Term {
+pub(super) enum Term {
     /// The value of a narrow vector's lanes (extended by their own signedness).
     Tap(Expr),
     /// The product of two byte vectors' lanes.
@@ -36,9 +36,12 @@ enum Term {
 
 /// `acc + sum(weight * term)`, weights modulo 2^bits.
 #[derive(Default, Debug)]
-struct Linear {
-    terms: Vec<(Term, i128)>,
-    acc: Option<Expr>,
+pub(super) struct Linear {
+    pub(super) terms: Vec<(Term, i128)>,
+    pub(super) acc: Option<Expr>,
+    /// Whether products of 16-bit taps are terms too (the pairwise builder of `pairs`
+    /// multiplies half words; HVX's reduction multiplies take bytes only).
+    pub(super) word_products: bool,
     /// Nodes read so far: a shared sub-expression is read once per use, so reading stops
     /// at [`BUDGET`] rather than growing with the number of paths through a DAG.
     visits: usize,
@@ -58,7 +61,7 @@ impl Linear {
 }
 
 /// Reads `e` (of the result's width `bits`) as a linear form scaled by `scale`.
-fn read(e: &Expr, scale: i128, bits: u32, out: &mut Linear) -> Option<()> {
+pub(super) fn read(e: &Expr, scale: i128, bits: u32, out: &mut Linear) -> Option<()> {
     out.visits += 1;
     if out.visits > BUDGET || out.terms.len() > 8 {
         return None;
@@ -194,7 +197,8 @@ fn exact_node(e: &Expr, scale: i128, out: &mut Linear) -> Option<()> {
             if let Some(c) = a.as_const() {
                 return exact(b, scale.checked_mul(c)?, out);
             }
-            if a.ty().elem.bits() == 8 && is_tap(a) && is_tap(b) {
+            let narrow_enough = a.ty().elem.bits() == 8 || out.word_products;
+            if narrow_enough && a.ty().elem.bits() <= 16 && is_tap(a) && is_tap(b) {
                 out.add(Term::Prod(a.clone(), b.clone()), scale);
                 return Some(());
             }
@@ -228,7 +232,7 @@ fn range(lin: &Linear) -> Option<(i128, i128)> {
 }
 
 /// The weight `w` (modulo 2^bits) as a value of `elem`, if it is one.
-fn weight_in(w: i128, bits: u32, elem: Elem) -> Option<i128> {
+pub(super) fn weight_in(w: i128, bits: u32, elem: Elem) -> Option<i128> {
     let m = 1i128 << bits;
     let w = w.rem_euclid(m);
     let signed = if w >= m / 2 { w - m } else { w };
@@ -263,7 +267,7 @@ fn call(table: &InstrTable, intrinsic: &str, args: Vec<Expr>) -> Option<Expr> {
     Expr::build(Op::Instr(i), None, args).ok()
 }
 
-fn reinterpret(e: &Expr, elem: Elem) -> Expr {
+pub(super) fn reinterpret(e: &Expr, elem: Elem) -> Expr {
     if e.ty().elem == elem {
         return e.clone();
     }
@@ -431,7 +435,7 @@ pub(crate) fn candidate(e: &Expr, table: &InstrTable) -> Option<Expr> {
 /// Translation validation by evaluation: the rebuilt sum must give the original's lanes on
 /// random and edge-case inputs (the instructions evaluate by their qemu-checked
 /// descriptions). The construction is exact by design; this guards its bookkeeping.
-fn agrees(e: &Expr, cand: &Expr) -> bool {
+pub(super) fn agrees(e: &Expr, cand: &Expr) -> bool {
     (0..6).all(|seed| {
         let env = crate::interp::random_env(e, 0x5eed + seed, &[]);
         match (

@@ -13,6 +13,7 @@ pub mod conformance;
 mod dot;
 pub mod emit;
 pub mod harness;
+mod pairs;
 pub mod parity;
 pub mod prepare;
 pub mod select;

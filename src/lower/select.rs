@@ -293,6 +293,12 @@ impl<'r> Selector<'r> {
                 best = cand;
             }
         }
+        if let Some(cand) = super::pairs::candidate(e) {
+            let cand = self.select(&cand);
+            if cand.cost < best.cost {
+                best = cand;
+            }
+        }
         if e.op().is_fpir() {
             let def =
                 super::prepare::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()));

@@ -1,0 +1,119 @@
+//! Weighted sums of narrow taps as sums of adjacent-lane products (pairwise multiply-add).
+//!
+//! A 32-bit sum `acc + w0*a + w1*b + w2*c + ...` of byte or half-word taps (a stencil or a
+//! small matrix product accumulated in 32 bits) costs, written as it reads, one widening,
+//! one multiply and one add per tap. Many machines multiply adjacent 16-bit lanes and add
+//! each pair into a 32-bit lane (x86 `pmaddwd`, Arm's pairwise `smull`+`addp` forms): with
+//! two taps interleaved lane by lane and the two weights repeated as one 32-bit constant,
+//! one such instruction does two taps. This module reads the sum as a linear form (the
+//! reader of `dot`, exact modulo 2^32) and rebuilds it as
+//! `acc + sum(vector_reduce_add(widening_mul(interleave(a, b), (w0, w1)...)))`, which is
+//! exactly the semantics of those instructions, so the target's own descriptions select
+//! them. The result is one more candidate: the selector keeps it only when cheaper, and it
+//! is checked against the original by evaluation before it is offered.
+
+use crate::ir::{Expr, Op, mk, mk_typed};
+use crate::types::{Elem, Type};
+
+use super::dot::{Linear, Term, agrees, read, reinterpret, weight_in};
+
+/// The pairwise form of `e`, when `e` is a 32-bit vector sum of at least two weighted taps
+/// that 16 bits hold, with weights 16 bits hold.
+pub(super) fn candidate(e: &Expr) -> Option<Expr> {
+    let t = e.ty();
+    if t.is_scalar()
+        || t.elem.bits() != 32
+        || !matches!(
+            e.op(),
+            Op::Add | Op::Sub | Op::WidenRightAdd | Op::WidenRightSub | Op::Cast
+        )
+    {
+        return None;
+    }
+    let mut lin = Linear::default();
+    lin.word_products = true;
+    read(e, 1, 32, &mut lin)?;
+    lin.terms.retain(|(_, w)| w.rem_euclid(1 << 32) != 0);
+    if lin.terms.len() < 2 {
+        return None;
+    }
+    let half_word = |x: &Expr| {
+        matches!(x.ty().elem, Elem::U8 | Elem::I8 | Elem::I16) && x.ty().lanes == t.lanes
+    };
+    let mut factors = Vec::new();
+    for (term, w) in &lin.terms {
+        let f = match term {
+            Term::Tap(a) => (a.clone(), Factor::Weight(weight_in(*w, 32, Elem::I16)?)),
+            // A product with a weight other than one would need a third factor.
+            Term::Prod(a, b) if w.rem_euclid(1 << 32) == 1 => (a.clone(), Factor::Lanes(b.clone())),
+            Term::Prod(..) => return None,
+        };
+        if !half_word(&f.0) || matches!(&f.1, Factor::Lanes(b) if !half_word(b)) {
+            return None;
+        }
+        factors.push(f);
+    }
+    let mut sum = lin.acc.clone().map(|a| reinterpret(&a, Elem::I32));
+    for pair in factors.chunks(2) {
+        let (a, fa) = &pair[0];
+        let (b, fb) = match pair.get(1) {
+            Some(p) => p.clone(),
+            None => (Expr::splat(a.ty(), 0).ok()?, Factor::Weight(0)),
+        };
+        let prod = pair_product(a, fa, &b, &fb)?;
+        sum = Some(match sum {
+            None => prod,
+            Some(s) => mk(Op::Add, vec![s, prod]),
+        });
+    }
+    let out = reinterpret(&sum?, t.elem);
+    agrees(e, &out).then_some(out)
+}
+
+/// What a tap is multiplied by.
+#[derive(Clone)]
+enum Factor {
+    /// A constant that 16 bits hold.
+    Weight(i128),
+    /// The lanes of another tap.
+    Lanes(Expr),
+}
+
+/// Two taps interleaved lane by lane as 16-bit lanes: taps of one byte type interleave as
+/// bytes and widen once; others widen first.
+fn interleaved_words(a: &Expr, b: &Expr) -> Expr {
+    if a.ty() == b.ty() && a.ty().elem.bits() == 8 {
+        mk(Op::Interleave, vec![a.clone(), b.clone()]).cast(Elem::I16)
+    } else {
+        mk(Op::Interleave, vec![a.cast(Elem::I16), b.cast(Elem::I16)])
+    }
+}
+
+/// `fa*a + fb*b` in 32-bit lanes as one reduction of adjacent 16-bit products.
+fn pair_product(a: &Expr, fa: &Factor, b: &Expr, fb: &Factor) -> Option<Expr> {
+    let lanes = a.ty().lanes;
+    let words = interleaved_words(a, b);
+    let factors = match (fa, fb) {
+        (Factor::Weight(wa), Factor::Weight(wb)) => {
+            // Both weights in one 32-bit constant: the low half word pairs with `a`.
+            let packed = (*wa as u16 as i128) | ((*wb as u16 as i128) << 16);
+            reinterpret(
+                &Expr::splat(Type::vec(Elem::U32, lanes), packed).ok()?,
+                Elem::I16,
+            )
+        }
+        _ => {
+            let lanes_of = |f: &Factor| match f {
+                Factor::Weight(w) => Expr::splat(Type::vec(Elem::I16, lanes), *w).ok(),
+                Factor::Lanes(x) => Some(x.clone()),
+            };
+            interleaved_words(&lanes_of(fa)?, &lanes_of(fb)?)
+        }
+    };
+    let products = mk(Op::WideningMul, vec![words, factors]);
+    Some(mk_typed(
+        Op::ReduceAdd,
+        Type::vec(Elem::I32, lanes),
+        vec![products],
+    ))
+}
