@@ -197,8 +197,13 @@ fn exact_node(e: &Expr, scale: i128, out: &mut Linear) -> Option<()> {
             if let Some(c) = a.as_const() {
                 return exact(b, scale.checked_mul(c)?, out);
             }
+            // The pairwise builder takes any half-word vector as a factor (it interleaves
+            // values, not loads); HVX's reduction multiplies need byte taps.
+            let factor = |x: &Expr| {
+                is_tap(x) || out.word_products && !x.ty().is_scalar() && x.as_const().is_none()
+            };
             let narrow_enough = a.ty().elem.bits() == 8 || out.word_products;
-            if narrow_enough && a.ty().elem.bits() <= 16 && is_tap(a) && is_tap(b) {
+            if narrow_enough && a.ty().elem.bits() <= 16 && factor(a) && factor(b) {
                 out.add(Term::Prod(a.clone(), b.clone()), scale);
                 return Some(());
             }

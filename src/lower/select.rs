@@ -97,7 +97,11 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
             1.0
         }
         Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => 1.5 * regs,
-        // Everything else is written lane by lane.
+        // A loop over lanes moves every lane out of and back into a register around a
+        // scalar computation of several operations (`emit::lane_loop_reason` says which
+        // nodes are written so).
+        _ if super::emit::lane_loop_reason(e).is_some() => 2.0 * regs + 2.0 * lanes,
+        // Everything else is whole-vector C of the operation's definition.
         _ => 2.0 * regs + lanes / 2.0,
     }
 }
@@ -161,6 +165,10 @@ pub struct Selector<'r> {
     /// Even and odd halves built so far, by node.
     parities: [HashMap<usize, Expr>; 2],
     bounds: Intervals,
+    /// Sums that are operands of a larger sum: the pairwise candidate (`super::pairs`) is
+    /// built for whole sums only, since each part's candidate would be re-read and selected
+    /// again as part of the whole's (quadratic in the number of taps).
+    inner_sums: HashMap<usize, Expr>,
     /// The instructions for sums of byte products (`super::dot`), when the target has them.
     reductions: Option<std::sync::Arc<crate::isa::InstrTable>>,
     memo: HashMap<usize, (Expr, Selected)>,
@@ -181,6 +189,7 @@ impl<'r> Selector<'r> {
             reductions: None,
             memo: HashMap::new(),
             active: HashSet::new(),
+            inner_sums: HashMap::new(),
         }
     }
 
@@ -219,6 +228,13 @@ impl<'r> Selector<'r> {
     }
 
     fn compute(&mut self, e: &Expr) -> Selected {
+        if matches!(e.op(), Op::Add | Op::Sub) {
+            for a in e.args() {
+                if matches!(a.op(), Op::Add | Op::Sub) {
+                    self.inner_sums.insert(a.id(), a.clone());
+                }
+            }
+        }
         // Scalars (index arithmetic, parameters) and leaves stay as they are.
         if e.ty().is_scalar() || e.args().is_empty() || matches!(e.op(), Op::Load(..)) {
             return Selected {
@@ -293,7 +309,11 @@ impl<'r> Selector<'r> {
                 best = cand;
             }
         }
-        if let Some(cand) = super::pairs::candidate(e) {
+        // Wider sums are split first; each register-sized half gets its own candidate.
+        if e.ty().total_bits() <= u64::from(self.register_bits)
+            && !self.inner_sums.contains_key(&e.id())
+            && let Some(cand) = super::pairs::candidate(e)
+        {
             let cand = self.select(&cand);
             if cand.cost < best.cost {
                 best = cand;
