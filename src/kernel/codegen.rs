@@ -185,32 +185,51 @@ impl Builder<'_> {
 /// and with bounded operations narrowed (`lift::narrow_bounded_arithmetic`), each at its
 /// own default width, and keeping the cheapest per output element.
 pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
-    let per_lane = |c: &Compiled| c.cost() / f64::from(c.lanes);
-    let mut best: Option<Compiled> = None;
+    use rayon::prelude::*;
+    let target = backend.target.as_ref();
     let truncated = crate::lift::narrow_truncated_arithmetic(&k.body);
     let bounded =
         crate::lift::narrow_truncated_arithmetic(&crate::lift::narrow_bounded_arithmetic(&k.body));
-    let mut tried = Vec::new();
+    let mut bodies: Vec<Kernel> = Vec::new();
     for body in [k.body.clone(), truncated, bounded] {
-        let variant = Kernel { body, ..k.clone() };
-        for lanes in candidate_lanes(&variant, backend.target.as_ref(), width) {
-            if tried.contains(&(variant.body.clone(), lanes)) {
-                continue;
-            }
-            tried.push((variant.body.clone(), lanes));
-            let c = compile(&variant, backend, lanes);
-            if best.as_ref().is_none_or(|b| per_lane(&c) < per_lane(b)) {
-                best = Some(c);
-            }
+        if !bodies.iter().any(|v| v.body == body) {
+            bodies.push(Kernel { body, ..k.clone() });
         }
     }
-    best.expect("at least one candidate is compiled")
+    let per_lane = |c: &Compiled| c.cost() / f64::from(c.lanes);
+    // The first cheapest, in the order given, so the choice does not depend on scheduling.
+    let cheapest = |cs: Vec<(usize, Compiled)>| {
+        cs.into_iter()
+            .reduce(|best, c| {
+                if per_lane(&c.1) < per_lane(&best.1) {
+                    c
+                } else {
+                    best
+                }
+            })
+            .expect("at least one variant is compiled")
+    };
+    // Each body at its first candidate width, side by side; then the cheapest body at its
+    // other widths (a wider vector rarely changes which body is cheaper, and costs most).
+    let first = bodies
+        .par_iter()
+        .enumerate()
+        .map(|(i, v)| (i, compile(v, backend, candidate_lanes(v, target, width)[0])))
+        .collect();
+    let (i, best) = cheapest(first);
+    let wider = candidate_lanes(&bodies[i], target, width)
+        .into_iter()
+        .skip(1)
+        .map(|lanes| (i, compile(&bodies[i], backend, lanes)));
+    cheapest(std::iter::once((i, best)).chain(wider).collect()).1
 }
 
 /// The vector widths worth trying for `k`: the requested one, else the target's default
-/// and, when the output is narrower than the widest type computed with (a narrowing
-/// kernel), the width whose output fills a whole register: the wider values then span
-/// several registers and narrow with full-width packs.
+/// first, then wider ones where a narrower type leaves registers partly filled: the width
+/// whose output fills a register (a narrowing kernel: the wider values span several
+/// registers and narrow with full-width packs) and the width whose narrowest input fills
+/// one (strided byte loads: one wide load deinterleaved, `ld3` on Arm, instead of a short
+/// load and a shuffle per few lanes). At most four registers of the widest type.
 fn candidate_lanes(
     k: &Kernel,
     target: &dyn crate::isa::target::Target,
@@ -221,12 +240,19 @@ fn candidate_lanes(
     }
     let default = target_default_lanes(k, target);
     let mut lanes = vec![default];
-    if !target.chunk_by_narrowest() {
-        let fill = legal_lanes(k, (target.register_bits() / k.out_elem.bits()).max(1));
-        if fill > default {
+    if target.chunk_by_narrowest() {
+        return lanes;
+    }
+    let register = target.register_bits();
+    let narrowest_input = k.inputs.iter().map(|i| i.elem.bits()).min();
+    let fills = [Some(k.out_elem.bits()), narrowest_input];
+    for bits in fills.into_iter().flatten() {
+        let fill = legal_lanes(k, (register / bits.max(1)).max(1));
+        if fill > default && fill <= 4 * default && !lanes.contains(&fill) {
             lanes.push(fill);
         }
     }
+    lanes.sort_unstable();
     lanes
 }
 

@@ -240,7 +240,23 @@ impl Lowered {
 /// multipliers, the factored form is lowered too and the cheaper kept (a small search
 /// over two algebraic variants, until the e-graph engine explores them all).
 pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
-    let plain = lower_from(e, crate::lift::lift(e), backend);
+    let by_narrowest = backend.target.chunk_by_narrowest();
+    let mut plain = lower_from(e, crate::lift::lift(e), backend, by_narrowest);
+    let mut chunk_by_narrowest = by_narrowest;
+    // Targets that split wide values may also take chunks a register of the narrowest
+    // type: a strided byte load is then one wide load deinterleaved (which clang turns into
+    // `ld3` on Arm) rather than a short load and a shuffle per register of the output.
+    if backend.target.split_wide() && !by_narrowest {
+        let wide = lower_from(e, crate::lift::lift(e), backend, true);
+        // A chunk wider than the vector would read past what the caller provides.
+        if wide.prepared.chunk_lanes != plain.prepared.chunk_lanes
+            && wide.prepared.chunk_lanes <= wide.prepared.lanes
+            && wide.cost() < plain.cost()
+        {
+            plain = wide;
+            chunk_by_narrowest = true;
+        }
+    }
     // Reduction multiplies (HVX vrmpy/vdmpy/vmpa) read sums of byte products as linear
     // forms; factoring hides the products they consume, and the per-node cost estimate
     // does not see that, so targets with them keep the sum as written.
@@ -251,7 +267,7 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     if factored == *e {
         return plain;
     }
-    let alt = lower_from(e, crate::lift::lift(&factored), backend);
+    let alt = lower_from(e, crate::lift::lift(&factored), backend, chunk_by_narrowest);
     if alt.cost() < plain.cost() {
         alt
     } else {
@@ -262,15 +278,11 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
 /// Lowers `e` as it is, without lifting it first (to exercise one lowering rule's
 /// left-hand side exactly as written).
 pub fn lower_unlifted(e: &Expr, backend: &Backend) -> Lowered {
-    lower_from(e, e.clone(), backend)
+    lower_from(e, e.clone(), backend, backend.target.chunk_by_narrowest())
 }
 
-fn lower_from(e: &Expr, lifted: Expr, backend: &Backend) -> Lowered {
-    let prepared = prepare::prepare_with(
-        &lifted,
-        backend.target.register_bits(),
-        backend.target.chunk_by_narrowest(),
-    );
+fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> Lowered {
+    let prepared = prepare::prepare_with(&lifted, backend.target.register_bits(), by_narrowest);
     let mut bounds = Intervals::new();
     if prepared.chunked {
         let last = (prepared.lanes.div_ceil(prepared.chunk_lanes) - 1) * prepared.chunk_lanes;
