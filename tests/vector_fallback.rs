@@ -91,11 +91,22 @@ fn operations_without_a_vector_form_say_why() {
     assert!(ir.contains("lane by lane: 128-bit lanes"), "{ir}");
     let l = lowered(
         "x86-avx2",
-        "rounding_mul_shift_right((int32)in_i32(x), (int32)in_i32(x + 16), (uint32)31)",
+        "rounding_mul_shift_right((int32)in_i32(x), (int32)in_i32(x + 16), (uint32)29)",
         8,
     );
     let ir = lower::listing(&l);
     assert!(ir.contains("lane by lane: a 64-bit lane product"), "{ir}");
+    // The Q31 case has a rule (pmuldq on even and odd lanes) and no lane loop.
+    let l = lowered(
+        "x86-avx2",
+        "rounding_mul_shift_right((int32)in_i32(x), (int32)in_i32(x + 16), (uint32)31)",
+        8,
+    );
+    let ir = lower::listing(&l);
+    assert!(
+        ir.contains("vpmuldq") && !ir.contains("lane by lane"),
+        "{ir}"
+    );
 }
 
 #[test]
