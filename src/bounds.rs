@@ -305,7 +305,11 @@ impl Intervals {
                 // Right shifts that round: floor((x + 2^(k-1)) / 2^k) is monotone in x and
                 // lies between the floor and the ceiling of x / 2^k.
                 let k = if left { (-a[1].1, -a[1].0) } else { a[1] };
-                if k.0 > 0 {
+                if k.0 > 0 && k.0 == k.1 && k.0 < 127 {
+                    // One amount: exactly the shifted ends, by monotonicity.
+                    let f = |x: i128| x.checked_add(1 << (k.0 - 1)).map(|v| shr_exact(v, k.0));
+                    or_wrap(f(a[0].0).zip(f(a[0].1)), elem)
+                } else if k.0 > 0 {
                     let lo = corners(a[0], k, |x, s| Some(shr_exact(x, s))).map(|i| i.0);
                     let hi = corners(a[0], k, |x, s| Some(shr_exact(x, s) + 1)).map(|i| i.1);
                     or_wrap(lo.zip(hi), elem)

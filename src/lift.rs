@@ -153,7 +153,8 @@ pub fn narrow_truncated_arithmetic(e: &Expr) -> Expr {
 /// `i32(da) * 6` with `da` in `[-255, 255]` becomes `i32(i16(da) * 6)`, and a clamp or
 /// saturating narrow of that extension then works on the narrow value. The narrow
 /// operation gives the exact value because its operands and result all fit (no wrap, no
-/// saturation, no rounding overflow). Like [`narrow_truncated_arithmetic`], callers keep
+/// saturation, no rounding overflow). A value bounded to one number becomes that constant.
+/// Like [`narrow_truncated_arithmetic`], callers keep
 /// this form only when it is cheaper.
 pub fn narrow_bounded_arithmetic(e: &Expr) -> Expr {
     use crate::ir::Op;
@@ -163,6 +164,14 @@ pub fn narrow_bounded_arithmetic(e: &Expr) -> Expr {
         let elem = rebuilt.ty().elem;
         if !is_plain_int(elem) {
             return Ok(rebuilt);
+        }
+        // A value the bounds pin to one number is that number (`(da >> 10) >> 10` of a
+        // value in [-255, 255] is 0 or -1, rounded away by a later shift).
+        if !matches!(rebuilt.op(), Op::Const(_) | Op::Broadcast) {
+            let (lo, hi) = bounds.interval(&rebuilt);
+            if lo == hi {
+                return Expr::splat(rebuilt.ty(), lo);
+            }
         }
         if let Op::SaturatingCast = rebuilt.op() {
             // A saturating narrow of a lossless extension narrows the original value.

@@ -209,26 +209,51 @@ pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compil
             })
             .expect("at least one variant is compiled")
     };
-    // Each body at its first candidate width, side by side; then the cheapest body at its
-    // other widths (a wider vector rarely changes which body is cheaper, and costs most).
-    let first = bodies
+    // Each body at its first candidate width, side by side; then, at their other widths,
+    // the bodies that came within a tenth of the cheapest (a wider vector rarely reverses
+    // a clear difference, and wide compiles cost most).
+    let first: Vec<(usize, Compiled)> = bodies
         .par_iter()
         .enumerate()
         .map(|(i, v)| (i, compile(v, backend, candidate_lanes(v, target, width)[0])))
         .collect();
-    let (i, best) = cheapest(first);
-    let wider = candidate_lanes(&bodies[i], target, width)
-        .into_iter()
-        .skip(1)
-        .map(|lanes| (i, compile(&bodies[i], backend, lanes)));
-    cheapest(std::iter::once((i, best)).chain(wider).collect()).1
+    let floor = first
+        .iter()
+        .map(|(_, c)| per_lane(c))
+        .fold(f64::INFINITY, f64::min);
+    let wider: Vec<(usize, u32)> = first
+        .iter()
+        .enumerate()
+        .filter(|(j, (_, c))| {
+            // A body that lowered to the same code as an earlier one adds nothing.
+            per_lane(c) <= 1.1 * floor
+                && !first[..*j].iter().any(|(_, d)| {
+                    d.body.selected == c.body.selected
+                        && d.steps.len() == c.steps.len()
+                        && d.steps
+                            .iter()
+                            .zip(&c.steps)
+                            .all(|(a, b)| a.selected == b.selected)
+                })
+        })
+        .map(|(_, f)| f)
+        .flat_map(|(i, _)| {
+            let lanes = candidate_lanes(&bodies[*i], target, width);
+            lanes.into_iter().skip(1).map(move |l| (*i, l))
+        })
+        .collect();
+    let wider: Vec<(usize, Compiled)> = wider
+        .par_iter()
+        .map(|&(i, lanes)| (i, compile(&bodies[i], backend, lanes)))
+        .collect();
+    cheapest(first.into_iter().chain(wider).collect()).1
 }
 
 /// The vector widths worth trying for `k`: the requested one, else the target's default
 /// first, then wider ones where a narrower type leaves registers partly filled: the width
 /// whose output fills a register (a narrowing kernel: the wider values span several
-/// registers and narrow with full-width packs) and the width whose narrowest input fills
-/// one (strided byte loads: one wide load deinterleaved, `ld3` on Arm, instead of a short
+/// registers and narrow with full-width packs) and the widths whose narrowest input or
+/// value fills one (byte arithmetic in a kernel of wider output; strided byte loads: one wide load deinterleaved, `ld3` on Arm, instead of a short
 /// load and a shuffle per few lanes). At most four registers of the widest type.
 fn candidate_lanes(
     k: &Kernel,
@@ -245,7 +270,13 @@ fn candidate_lanes(
     }
     let register = target.register_bits();
     let narrowest_input = k.inputs.iter().map(|i| i.elem.bits()).min();
-    let fills = [Some(k.out_elem.bits()), narrowest_input];
+    let narrowest_value = crate::ir::visit::post_order(&k.body)
+        .iter()
+        .map(|n| n.ty().elem)
+        .filter(|e| *e != Elem::Bool && !e.is_internal())
+        .map(|e| e.bits())
+        .min();
+    let fills = [Some(k.out_elem.bits()), narrowest_input, narrowest_value];
     for bits in fills.into_iter().flatten() {
         let fill = legal_lanes(k, (register / bits.max(1)).max(1));
         if fill > default && fill <= 4 * default && !lanes.contains(&fill) {
