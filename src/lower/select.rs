@@ -96,6 +96,9 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
         {
             1.0
         }
+        // Interleaving into lanes wider than 128 bits crosses the 128-bit lanes most wide
+        // registers are built of: two in-lane unpacks and a cross-lane permute.
+        Op::Interleave if t.total_bits() > 128 => 1.5 * regs + 1.5,
         Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => 1.5 * regs,
         // A loop over lanes moves every lane out of and back into a register around a
         // scalar computation of several operations (`emit::lane_loop_reason` says which
