@@ -55,6 +55,12 @@ const CASES: &[(&str, u32)] = &[
         "(int32((uint8)in_u8(x))*(int32)3 + int32((uint8)in_u8(x + 16))*(int32)-5) + (int32((uint8)in_u8(x + 32))*(int32)7 + int32((uint8)in_u8(x + 48))*(int32)2)",
         8,
     ),
+    // Products of zero-point-corrected bytes summed in 32 bits (depthwise convolution):
+    // the bytes of two taps interleave before the shared subtraction, then one pmaddwd.
+    (
+        "(int32(int16((uint8)in_u8(x)) - (int16)128)*int32(int16((uint8)in_u8(x + 16)) - (int16)124)) + (int32(int16((uint8)in_u8(x + 32)) - (int16)128)*int32(int16((uint8)in_u8(x + 48)) - (int16)124))",
+        8,
+    ),
     // Two-register i32 values (legalization): each half selects vector instructions, the
     // bounded narrow is two packs; no generic helper loop.
     (
