@@ -145,3 +145,70 @@ fn pair_product(a: &Expr, fa: &Factor, b: &Expr, fb: &Factor) -> Option<Expr> {
         vec![products],
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str, vars: &[(&str, &str)]) -> Expr {
+        let mut decls = crate::syntax::elab::Decls::new();
+        for (v, t) in vars {
+            decls = decls.var(v, Type::parse(t, false).unwrap());
+        }
+        let e = crate::syntax::halide::parse_str(text, &decls).unwrap_or_else(|d| panic!("{d}"));
+        crate::lift::lift(&e)
+    }
+
+    fn pairs_in(e: &Expr) -> usize {
+        crate::ir::visit::post_order(e)
+            .iter()
+            .filter(|n| matches!(n.op(), Op::ReduceAdd))
+            .count()
+    }
+
+    #[test]
+    fn weighted_byte_taps_become_one_pair_product_per_two_taps() {
+        let vars = [
+            ("a", "u8x8"),
+            ("b", "i8x8"),
+            ("c", "u8x8"),
+            ("acc", "i32x8"),
+        ];
+        let e = parse(
+            "acc + int32(a)*(int32)-3 + int32(b)*(int32)7 + int32(c)*(int32)300",
+            &vars,
+        );
+        let cand = candidate(&e).expect("three weighted byte taps and an accumulator");
+        // Three taps: two pairs, the last padded with a zero tap.
+        assert_eq!(pairs_in(&cand), 2, "{cand}");
+        // `candidate` checked it by evaluation; check again on other inputs.
+        for seed in 0..20 {
+            let env = crate::interp::random_env(&e, seed, &[]);
+            assert_eq!(
+                crate::interp::eval(&e, &env).unwrap().lanes,
+                crate::interp::eval(&cand, &env).unwrap().lanes
+            );
+        }
+    }
+
+    #[test]
+    fn products_of_words_pair_and_wide_taps_do_not() {
+        let vars = [
+            ("a", "i16x8"),
+            ("b", "i16x8"),
+            ("c", "i16x8"),
+            ("d", "i16x8"),
+        ];
+        let e = parse("int32(a)*int32(b) + int32(c)*int32(d)", &vars);
+        assert_eq!(pairs_in(&candidate(&e).expect("two word products")), 1);
+        // A 32-bit tap has no 16-bit form.
+        let w = parse(
+            "int32(a)*(int32)3 + x*(int32)5",
+            &[("a", "i16x8"), ("x", "i32x8")],
+        );
+        assert!(candidate(&w).is_none());
+        // A weight outside 16 bits cannot be a pmaddwd factor.
+        let big = parse("int32(a)*(int32)70000 + int32(b)*(int32)2", &vars);
+        assert!(candidate(&big).is_none());
+    }
+}
