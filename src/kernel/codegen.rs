@@ -37,10 +37,23 @@ pub struct Compiled {
     pub rows: Vec<(usize, Vec<Affine>)>,
 }
 
+/// Estimated cycles a loop iteration spends besides its body: the counter, the compare
+/// and branch, the pointer updates and, for a reduction step, the accumulator's trip
+/// through memory. Paid once per vector (and per step), it is what makes a wider vector
+/// cheaper per element when the body costs the same per lane.
+pub const LOOP_OVERHEAD: f64 = 2.0;
+
 impl Compiled {
-    /// Estimated cost (cycles) of one vector of output, loop steps counted once.
+    /// Estimated cost (cycles) of one vector of output, loop steps counted once, each
+    /// loop's own overhead included.
     pub fn cost(&self) -> f64 {
-        self.body.cost() + self.steps.iter().map(|s| s.cost()).sum::<f64>()
+        self.body.cost()
+            + LOOP_OVERHEAD
+            + self
+                .steps
+                .iter()
+                .map(|s| s.cost() + LOOP_OVERHEAD)
+                .sum::<f64>()
     }
 }
 
@@ -241,7 +254,20 @@ pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compil
         .par_iter()
         .map(|&(i, lanes)| (i, compile(&bodies[i], backend, lanes)))
         .collect();
-    cheapest(first.into_iter().chain(wider).collect()).1
+    let (i, best) = cheapest(first.into_iter().chain(wider).collect());
+    // A body that costs little next to the loop around it (a conversion, a copy) gains from
+    // a longer vector the way clang's interleaved loops do: the overhead is paid per vector.
+    if width.is_some() || best.cost() >= 4.0 * LOOP_OVERHEAD {
+        return best;
+    }
+    // At most 1024 bits of output per vector: rows narrower than a vector take the scalar
+    // code, so longer vectors only pay on wide rows.
+    let longer: Vec<(usize, Compiled)> = [2, 4]
+        .par_iter()
+        .filter(|&&m| best.lanes * m * k.out_elem.bits() <= 1024)
+        .map(|&m| (i, compile(&bodies[i], backend, best.lanes * m)))
+        .collect();
+    cheapest(std::iter::once((i, best)).chain(longer).collect()).1
 }
 
 /// The vector widths worth trying for `k`: the requested one, else the target's default
