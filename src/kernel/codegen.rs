@@ -254,20 +254,7 @@ pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compil
         .par_iter()
         .map(|&(i, lanes)| (i, compile(&bodies[i], backend, lanes)))
         .collect();
-    let (i, best) = cheapest(first.into_iter().chain(wider).collect());
-    // A body that costs little next to the loop around it (a conversion, a copy) gains from
-    // a longer vector the way clang's interleaved loops do: the overhead is paid per vector.
-    if width.is_some() || best.cost() >= 4.0 * LOOP_OVERHEAD {
-        return best;
-    }
-    // At most 1024 bits of output per vector: rows narrower than a vector take the scalar
-    // code, so longer vectors only pay on wide rows.
-    let longer: Vec<(usize, Compiled)> = [2, 4]
-        .par_iter()
-        .filter(|&&m| best.lanes * m * k.out_elem.bits() <= 1024)
-        .map(|&m| (i, compile(&bodies[i], backend, best.lanes * m)))
-        .collect();
-    cheapest(std::iter::once((i, best)).chain(longer).collect()).1
+    cheapest(first.into_iter().chain(wider).collect()).1
 }
 
 /// The vector widths worth trying for `k`: the requested one, else the target's default
