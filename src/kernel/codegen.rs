@@ -222,27 +222,34 @@ pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compil
             })
             .expect("at least one variant is compiled")
     };
-    // Each body at its first candidate width, side by side; then every body that lowered
-    // to new code at its other widths (a narrower body gains most from a wider vector, so
-    // a body behind at the first width may still win).
+    // Each body at its first candidate width, side by side; then the bodies that lowered
+    // to new code, and are not far behind, at their other widths (a narrower body gains
+    // most from a wider vector, so a body behind at the first width may still win).
     let first: Vec<(usize, Compiled)> = bodies
         .par_iter()
         .enumerate()
         .map(|(i, v)| (i, compile(v, backend, candidate_lanes(v, target, width)[0])))
         .collect();
+    let floor = first
+        .iter()
+        .map(|(_, c)| per_lane(c))
+        .fold(f64::INFINITY, f64::min);
     let wider: Vec<(usize, u32)> = first
         .iter()
         .enumerate()
         .filter(|(j, (_, c))| {
-            // A body that lowered to the same code as an earlier one adds nothing.
-            !first[..*j].iter().any(|(_, d)| {
-                d.body.selected == c.body.selected
-                    && d.steps.len() == c.steps.len()
-                    && d.steps
-                        .iter()
-                        .zip(&c.steps)
-                        .all(|(a, b)| a.selected == b.selected)
-            })
+            // A body far behind at its first width stays behind (the largest reversal
+            // seen is a body 18% behind); one that lowered to the same code as an earlier
+            // one adds nothing.
+            per_lane(c) <= 1.5 * floor
+                && !first[..*j].iter().any(|(_, d)| {
+                    d.body.selected == c.body.selected
+                        && d.steps.len() == c.steps.len()
+                        && d.steps
+                            .iter()
+                            .zip(&c.steps)
+                            .all(|(a, b)| a.selected == b.selected)
+                })
         })
         .map(|(_, f)| f)
         .flat_map(|(i, _)| {

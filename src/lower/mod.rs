@@ -241,18 +241,22 @@ impl Lowered {
 /// over two algebraic variants, until the e-graph engine explores them all).
 pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     let by_narrowest = backend.target.chunk_by_narrowest();
-    let mut plain = lower_from(e, crate::lift::lift(e), backend, by_narrowest);
+    let lifted = crate::lift::lift(e);
+    let mut plain = lower_from(e, lifted.clone(), backend, by_narrowest);
     let mut chunk_by_narrowest = by_narrowest;
     // Targets that split wide values may also take chunks a register of the narrowest
     // type: a strided byte load is then one wide load deinterleaved (which clang turns into
     // `ld3` on Arm) rather than a short load and a shuffle per register of the output.
-    if backend.target.split_wide() && !by_narrowest {
-        let wide = lower_from(e, crate::lift::lift(e), backend, true);
-        // A chunk wider than the vector would read past what the caller provides.
-        if wide.prepared.chunk_lanes != plain.prepared.chunk_lanes
-            && wide.prepared.chunk_lanes <= wide.prepared.lanes
-            && wide.cost() < plain.cost()
-        {
+    // Chunking is cheap next to selection, so it decides first whether the chunks differ;
+    // a chunk wider than the vector would read past what the caller provides.
+    let register_bits = backend.target.register_bits();
+    let worth_trying = backend.target.split_wide() && !by_narrowest && {
+        let probe = prepare::prepare_with(&lifted, register_bits, true);
+        probe.chunk_lanes != plain.prepared.chunk_lanes && probe.chunk_lanes <= probe.lanes
+    };
+    if worth_trying {
+        let wide = lower_from(e, lifted, backend, true);
+        if wide.cost() < plain.cost() {
             plain = wide;
             chunk_by_narrowest = true;
         }
