@@ -390,14 +390,11 @@ mod tests {
             Type::parse("i8x8", false).unwrap(),
             Type::parse("u8x8", false).unwrap(),
         );
-        let decls = crate::syntax::elab::Decls::new()
-            .var("a", i8t)
-            .var("b", u8t);
-        let e = crate::syntax::halide::parse_str(
+        let vars = [("a", "i8x8"), ("b", "u8x8")];
+        let e = crate::syntax::halide::parse_with_vars(
             "int16(int32(a) * (int32)3 + (int32(b) << (int32)2) - select(a < (int8)0, int32(b), (int32)-7))",
-            &decls,
-        )
-        .unwrap_or_else(|d| panic!("{d}"));
+            &vars,
+        );
         let n = narrow_truncated_arithmetic(&e);
         assert!(
             !crate::ir::visit::any_node(&n, |x| x.ty().elem.bits() == 32),
@@ -405,21 +402,18 @@ mod tests {
         );
         assert_same_values(&e, &n, &[("a", i8t), ("b", u8t)]);
         // A truncation of a division stays where it is: its low bits need every bit.
-        let d = crate::syntax::halide::parse_str("int8(int32(a) / (int32)3)", &decls).unwrap();
+        let d = crate::syntax::halide::parse_with_vars("int8(int32(a) / (int32)3)", &vars);
         assert_eq!(narrow_truncated_arithmetic(&d), d);
     }
 
     #[test]
     fn bounded_operations_are_computed_in_the_narrowest_type_holding_them() {
         let u8t = Type::parse("u8x8", false).unwrap();
-        let decls = crate::syntax::elab::Decls::new()
-            .var("a", u8t)
-            .var("b", u8t);
-        let e = crate::syntax::halide::parse_str(
+        let vars = [("a", "u8x8"), ("b", "u8x8")];
+        let e = crate::syntax::halide::parse_with_vars(
             "saturating_cast<int8>(saturating_add(int32(a) - int32(b), (int32(a) - (int32)76) * (int32)5))",
-            &decls,
-        )
-        .unwrap_or_else(|d| panic!("{d}"));
+            &vars,
+        );
         let n = narrow_truncated_arithmetic(&narrow_bounded_arithmetic(&e));
         assert!(
             !crate::ir::visit::any_node(&n, |x| x.ty().elem.bits() == 32),
@@ -427,8 +421,7 @@ mod tests {
         );
         assert_same_values(&e, &n, &[("a", u8t), ("b", u8t)]);
         // A product that may not fit stays wide.
-        let w =
-            crate::syntax::halide::parse_str("int32(a) * (int32)300 * int32(b)", &decls).unwrap();
+        let w = crate::syntax::halide::parse_with_vars("int32(a) * (int32)300 * int32(b)", &vars);
         let nw = narrow_bounded_arithmetic(&w);
         assert_eq!(nw.ty(), w.ty());
         assert_same_values(&w, &nw, &[("a", u8t), ("b", u8t)]);

@@ -44,6 +44,17 @@ pub struct Compiled {
 pub const LOOP_OVERHEAD: f64 = 2.0;
 
 impl Compiled {
+    /// Whether `other` selected the same code for its body and loop steps.
+    fn same_code(&self, other: &Compiled) -> bool {
+        self.body.selected == other.body.selected
+            && self.steps.len() == other.steps.len()
+            && self
+                .steps
+                .iter()
+                .zip(&other.steps)
+                .all(|(a, b)| a.selected == b.selected)
+    }
+
     /// Estimated cost (cycles) of one vector of output, loop steps counted once, each
     /// loop's own overhead included.
     pub fn cost(&self) -> f64 {
@@ -193,10 +204,10 @@ impl Builder<'_> {
     }
 }
 
-/// Lowers a kernel for `backend` at `width` lanes (default: the target's), also trying the
-/// body with wrapping truncations moved to its leaves (`lift::narrow_truncated_arithmetic`)
-/// and with bounded operations narrowed (`lift::narrow_bounded_arithmetic`), each at its
-/// own default width, and keeping the cheapest per output element.
+/// Lowers a kernel for `backend` at `width` lanes, or, without one, picks the cheapest per
+/// output element among the body as written, with wrapping truncations moved to its
+/// leaves (`lift::narrow_truncated_arithmetic`) and with bounded operations narrowed
+/// (`lift::narrow_bounded_arithmetic`), each at its candidate widths ([`candidate_lanes`]).
 pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
     use rayon::prelude::*;
     let target = backend.target.as_ref();
@@ -210,66 +221,49 @@ pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compil
         }
     }
     let per_lane = |c: &Compiled| c.cost() / f64::from(c.lanes);
-    // The first cheapest, in the order given, so the choice does not depend on scheduling.
-    let cheapest = |cs: Vec<(usize, Compiled)>| {
-        cs.into_iter()
-            .reduce(|best, c| {
-                if per_lane(&c.1) < per_lane(&best.1) {
-                    c
-                } else {
-                    best
-                }
-            })
-            .expect("at least one variant is compiled")
-    };
     // Each body at its first candidate width, side by side; then the bodies that lowered
     // to new code, and are not far behind, at their other widths (a narrower body gains
-    // most from a wider vector, so a body behind at the first width may still win).
-    let first: Vec<(usize, Compiled)> = bodies
+    // most from a wider vector, so a body behind at the first width may still win; the
+    // largest reversal seen is a body 18% behind).
+    let first: Vec<Compiled> = bodies
         .par_iter()
-        .enumerate()
-        .map(|(i, v)| (i, compile(v, backend, candidate_lanes(v, target, width)[0])))
+        .map(|v| compile(v, backend, candidate_lanes(v, target, width)[0]))
         .collect();
-    let floor = first
-        .iter()
-        .map(|(_, c)| per_lane(c))
-        .fold(f64::INFINITY, f64::min);
+    let floor = first.iter().map(per_lane).fold(f64::INFINITY, f64::min);
     let wider: Vec<(usize, u32)> = first
         .iter()
         .enumerate()
-        .filter(|(j, (_, c))| {
-            // A body far behind at its first width stays behind (the largest reversal
-            // seen is a body 18% behind); one that lowered to the same code as an earlier
-            // one adds nothing.
-            per_lane(c) <= 1.5 * floor
-                && !first[..*j].iter().any(|(_, d)| {
-                    d.body.selected == c.body.selected
-                        && d.steps.len() == c.steps.len()
-                        && d.steps
-                            .iter()
-                            .zip(&c.steps)
-                            .all(|(a, b)| a.selected == b.selected)
-                })
-        })
-        .map(|(_, f)| f)
+        .filter(|&(i, c)| per_lane(c) <= 1.5 * floor && !first[..i].iter().any(|d| d.same_code(c)))
         .flat_map(|(i, _)| {
-            let lanes = candidate_lanes(&bodies[*i], target, width);
-            lanes.into_iter().skip(1).map(move |l| (*i, l))
+            let lanes = candidate_lanes(&bodies[i], target, width);
+            lanes.into_iter().skip(1).map(move |l| (i, l))
         })
         .collect();
-    let wider: Vec<(usize, Compiled)> = wider
+    let wider: Vec<Compiled> = wider
         .par_iter()
-        .map(|&(i, lanes)| (i, compile(&bodies[i], backend, lanes)))
+        .map(|&(i, lanes)| compile(&bodies[i], backend, lanes))
         .collect();
-    cheapest(first.into_iter().chain(wider).collect()).1
+    // The first cheapest, in the order above, so the choice does not depend on scheduling.
+    first
+        .into_iter()
+        .chain(wider)
+        .reduce(|best, c| {
+            if per_lane(&c) < per_lane(&best) {
+                c
+            } else {
+                best
+            }
+        })
+        .expect("at least one variant is compiled")
 }
 
 /// The vector widths worth trying for `k`: the requested one, else the target's default
 /// first, then wider ones where a narrower type leaves registers partly filled: the width
 /// whose output fills a register (a narrowing kernel: the wider values span several
 /// registers and narrow with full-width packs) and the widths whose narrowest input or
-/// value fills one (byte arithmetic in a kernel of wider output; strided byte loads: one wide load deinterleaved, `ld3` on Arm, instead of a short
-/// load and a shuffle per few lanes). At most four registers of the widest type.
+/// value fills one (byte arithmetic in a kernel of wider output; strided byte loads: one
+/// wide load deinterleaved, `ld3` on Arm, instead of a short load and a shuffle per few
+/// lanes). At most four registers of the widest type.
 fn candidate_lanes(
     k: &Kernel,
     target: &dyn crate::isa::target::Target,

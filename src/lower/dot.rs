@@ -801,11 +801,7 @@ mod tests {
     use super::*;
 
     fn parse(src: &str, inputs: &[(&str, &str)]) -> Expr {
-        let mut decls = crate::syntax::elab::Decls::new();
-        for (n, t) in inputs {
-            decls = decls.var(n, Type::parse(t, false).unwrap());
-        }
-        crate::syntax::halide::parse_str(src, &decls).unwrap_or_else(|d| panic!("{d}"))
+        crate::syntax::halide::parse_with_vars(src, inputs)
     }
 
     fn inputs() -> Vec<(&'static str, &'static str)> {

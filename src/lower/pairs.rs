@@ -151,12 +151,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str, vars: &[(&str, &str)]) -> Expr {
-        let mut decls = crate::syntax::elab::Decls::new();
-        for (v, t) in vars {
-            decls = decls.var(v, Type::parse(t, false).unwrap());
-        }
-        let e = crate::syntax::halide::parse_str(text, &decls).unwrap_or_else(|d| panic!("{d}"));
-        crate::lift::lift(&e)
+        crate::lift::lift(&crate::syntax::halide::parse_with_vars(text, vars))
     }
 
     fn pairs_in(e: &Expr) -> usize {

@@ -32,6 +32,17 @@ pub fn parse_str(text: &str, decls: &Decls) -> Result<Expr, Diag> {
     parse_expr(&Source::new("<expr>", text), decls, ElabOptions::default())
 }
 
+/// For tests: `text` parsed with variables of the given types (`("a", "u8x8")`); panics
+/// with the diagnostic on error.
+#[cfg(test)]
+pub(crate) fn parse_with_vars(text: &str, vars: &[(&str, &str)]) -> Expr {
+    let mut decls = Decls::new();
+    for (name, ty) in vars {
+        decls = decls.var(name, crate::types::Type::parse(ty, false).unwrap());
+    }
+    parse_str(text, &decls).unwrap_or_else(|d| panic!("{d}"))
+}
+
 /// Prints an expression in Halide syntax.
 pub fn print(e: &Expr) -> String {
     let mut out = String::new();
