@@ -276,3 +276,31 @@ fn suite_runs_correctly_on_hvx() {
         .unwrap_or_else(|m| panic!("{m}"));
     run_suite("hvx");
 }
+
+/// A sum computed in i32 but truncated to i16 is computed in i16 at twice the lanes (the
+/// truncation moves to the leaves), at least a register of i16, and a Q15-style product of bounded values is computed
+/// in i16 with its output filling a register; both still run correctly.
+#[test]
+fn kernels_are_narrowed_and_widened_by_cost() {
+    let be = harrow::lower::backend("x86-avx2").unwrap();
+    let cases = [
+        (
+            "input in0: i8[1]\nrdom r = 0..9\noutput out(x): i16 = i16(sum(r, i32(in0(x + r))))\n",
+            16,
+        ),
+        (
+            "input in0: u8[1]\nparam zp: u8 = 76\noutput out(x): i8 = saturating_cast<i8>(saturating_add(i32(i16(in0(x)) - i16(zp)), i32(i16(in0(x)) - i16(zp)) * 5))\n",
+            32,
+        ),
+    ];
+    for (text, lanes) in cases {
+        let k = kernel::parse(&harrow::diag::Source::new("t.hk", text)).unwrap();
+        let c = kernel::codegen::compile_best(&k, &be, None);
+        let ir = harrow::lower::listing(&c.body);
+        assert!(c.lanes >= lanes, "{} lanes for {text}\n{ir}", c.lanes);
+        assert!(!ir.contains("i32x"), "no 32-bit lanes are left:\n{ir}");
+        let b = kernel::harness::build(&k, &be, None);
+        let r = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300], 1).unwrap();
+        assert!(r.mismatch.is_none(), "{:?}", r.mismatch);
+    }
+}
