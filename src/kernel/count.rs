@@ -26,6 +26,12 @@ pub fn count_extents(extents: &[i64]) -> Vec<i64> {
         .collect()
 }
 
+/// Whether to keep each counted program, its C and its traces (`HARROW_KEEP_TRACES=1`), to
+/// see where a kernel's instructions go (`llvm-objdump -d` against the traced addresses).
+fn keep_files() -> bool {
+    std::env::var_os("HARROW_KEEP_TRACES").is_some_and(|v| v == "1")
+}
+
 /// One traced run: instructions executed and how often each address ran.
 struct Trace {
     executed: u64,
@@ -60,7 +66,9 @@ fn trace(target: &dyn Target, exe: &Path, mode: u32, input: &[u8]) -> Result<Tra
             *t.by_pc.entry(pc).or_default() += 1;
         }
     }
-    let _ = std::fs::remove_file(&log);
+    if !keep_files() {
+        let _ = std::fs::remove_file(&log);
+    }
     Ok(t)
 }
 
@@ -196,7 +204,11 @@ pub fn count(
         hot_loop(target, &exe, &harrow, &none),
         hot_loop(target, &exe, &scalar, &none),
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    if keep_files() {
+        eprintln!("{}: program and traces kept in {}", k.name, dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(BenchResult {
         name: k.name.clone(),
         extents: extents.to_vec(),
