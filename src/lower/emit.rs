@@ -169,6 +169,12 @@ pub struct FnWriter<'t> {
     pub types: BTreeSet<Type>,
     next: usize,
     indent: String,
+    /// Whether the scalar nodes being emitted compute a load's position.
+    in_index: bool,
+    /// Nodes already scanned for [`Self::value_uses`].
+    scanned: HashSet<usize>,
+    /// Nodes read by something other than a load's position.
+    value_uses: HashSet<usize>,
 }
 
 impl<'t> FnWriter<'t> {
@@ -181,6 +187,9 @@ impl<'t> FnWriter<'t> {
             types: BTreeSet::new(),
             next: 0,
             indent: "    ".into(),
+            in_index: false,
+            scanned: HashSet::new(),
+            value_uses: HashSet::new(),
         }
     }
 
@@ -205,10 +214,46 @@ impl<'t> FnWriter<'t> {
         self.names.insert(e.id(), (e.clone(), name.to_string()));
     }
 
+    /// The position a load reads at: its scalar index, or a dense load's base.
+    fn load_position(e: &Expr) -> Option<&Expr> {
+        if !matches!(e.op(), Op::Load(..)) {
+            None
+        } else if e.ty().is_scalar() {
+            Some(e.arg(0))
+        } else if super::select::is_dense(e) {
+            Some(e.arg(0).arg(0))
+        } else {
+            None
+        }
+    }
+
+    /// Records which nodes below `root` are read by something other than a load's
+    /// position (those keep their own C type).
+    fn scan_uses(&mut self, root: &Expr) {
+        let mut stack = vec![(root.clone(), false)];
+        let mut seen: HashSet<(usize, bool)> = HashSet::new();
+        while let Some((e, index)) = stack.pop() {
+            if !seen.insert((e.id(), index)) {
+                continue;
+            }
+            self.scanned.insert(e.id());
+            if !index {
+                self.value_uses.insert(e.id());
+            }
+            match Self::load_position(&e) {
+                Some(p) => stack.push((p.clone(), true)),
+                None => stack.extend(e.args().iter().map(|a| (a.clone(), index))),
+            }
+        }
+    }
+
     /// Emits `e` and what it needs below it; returns the C variable holding it.
     pub fn value(&mut self, e: &Expr) -> String {
         if let Some((_, v)) = self.names.get(&e.id()) {
             return v.clone();
+        }
+        if !self.scanned.contains(&e.id()) {
+            self.scan_uses(e);
         }
         if e.ty().is_scalar()
             && let Op::Const(b) = e.op()
@@ -217,9 +262,11 @@ impl<'t> FnWriter<'t> {
             self.names.insert(e.id(), (e.clone(), lit.clone()));
             return lit;
         }
-        if matches!(e.op(), Op::Load(..)) && !e.ty().is_scalar() && super::select::is_dense(e) {
+        if let Some(position) = Self::load_position(e) {
             // A dense load only needs the base of its index.
-            self.value(e.arg(0).arg(0));
+            let outer = std::mem::replace(&mut self.in_index, true);
+            self.value(position);
+            self.in_index = outer;
         } else {
             for a in e.args() {
                 self.value(a);
@@ -269,6 +316,27 @@ impl<'t> FnWriter<'t> {
                 // are 128-bit calls, left unoptimised on Hexagon, and cost dozens of packets
                 // per index in every chunk. Unsigned operands of at least 32 bits wrap with
                 // no promotion to a signed `int` (whose overflow would be undefined).
+                // A load's position in `ptrdiff_t`: it is an element of a buffer (the
+                // footprint fits in memory), so it does not overflow, and in pointer-sized
+                // signed arithmetic clang steps it with the pointer instead of recomputing
+                // a wrapped 32-bit index and its sign extension per load.
+                Op::Add | Op::Sub | Op::Mul
+                    if self.in_index
+                        && t.elem == Elem::I32
+                        && e.arg(0).ty() == t
+                        && !self.value_uses.contains(&e.id()) =>
+                {
+                    let op = match e.op() {
+                        Op::Add => "+",
+                        Op::Sub => "-",
+                        _ => "*",
+                    };
+                    let (x, y) = (self.name(e.arg(0)), self.name(e.arg(1)));
+                    self.line(&format!(
+                        "ptrdiff_t {v} = (ptrdiff_t){x} {op} (ptrdiff_t){y};"
+                    ));
+                    return v;
+                }
                 Op::Add | Op::Sub | Op::Mul
                     if t.elem != Elem::Bool && t.elem.bits() <= 64 && e.arg(0).ty() == t =>
                 {

@@ -3,6 +3,7 @@
    them only where no described instruction applies. */
 #ifndef HV_PRELUDE
 #define HV_PRELUDE
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #ifdef __SIZEOF_INT128__

@@ -278,19 +278,17 @@ fn strided_load(
     }
 }
 
-/// `e` as `rest + k` with a constant `k`.
+/// `e` as `rest + k` with a constant `k`, gathering the constants of a sum of any shape
+/// (a chunk's base is `(b + k) + xo * s`).
 fn split_const(e: &Expr) -> (Expr, i64) {
     if let Some(k) = e.as_const() {
         return (i32c(0), k as i64);
     }
     if matches!(e.op(), Op::Add) {
-        if let Some(k) = e.arg(1).as_const() {
-            let (r, k2) = split_const(e.arg(0));
-            return (r, k as i64 + k2);
-        }
-        if let Some(k) = e.arg(0).as_const() {
-            let (r, k2) = split_const(e.arg(1));
-            return (r, k as i64 + k2);
+        let (ra, ka) = split_const(e.arg(0));
+        let (rb, kb) = split_const(e.arg(1));
+        if ka != 0 || kb != 0 {
+            return (add_i32(&ra, &rb), ka + kb);
         }
     }
     (e.clone(), 0)
