@@ -506,6 +506,31 @@ fn half_memo(e: &Expr, hi: bool, register_bits: u32, memo: &mut HashMap<usize, E
             Op::Load(..) if t.total_bits() > register_bits as u64 => {
                 load_part(e, start, h).unwrap_or_else(slice)
             }
+            // Half of a strided slice of a wide load is the same slice of half the load:
+            // each half deinterleaves one register-sized load (`ld2`, `vpackus` pairs)
+            // instead of deinterleaving the whole load and then splitting it.
+            Op::Slice {
+                start: first,
+                stride,
+            } if *stride > 1
+                && first < stride
+                && stride * (start + h) <= e.arg(0).ty().lanes
+                && matches!(e.arg(0).op(), Op::Load(..))
+                && e.arg(0).ty().total_bits() > register_bits as u64 =>
+            {
+                load_part(e.arg(0), stride * start, stride * h)
+                    .map(|part| {
+                        crate::ir::mk_typed(
+                            Op::Slice {
+                                start: *first,
+                                stride: *stride,
+                            },
+                            t.with_lanes(h),
+                            vec![part],
+                        )
+                    })
+                    .unwrap_or_else(slice)
+            }
             _ if lane_wise(e) => {
                 rebuild_lanes(e, h, |a| half_memo(a, hi, register_bits, memo)).unwrap_or_else(slice)
             }
