@@ -118,7 +118,8 @@ fn the_harness_catches_wrong_code() {
     let k = kernel::parse(&src).unwrap();
     let be = harrow::lower::backend("x86-avx2").unwrap();
     let b = kernel::harness::build(&k, &be, None);
-    let ok = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[40, 3], 1).unwrap();
+    // Rows of 300 run the unrolled loop, the loop of single chunks and the shifted tail.
+    let ok = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300, 3], 1).unwrap();
     assert!(ok.mismatch.is_none());
     let faults = [
         ("_mm256_add_epi8", "_mm256_sub_epi8", "harrow"),
@@ -137,7 +138,7 @@ fn the_harness_catches_wrong_code() {
         }
         injected += 1;
         let bad = b.c.replacen(from, to, 1);
-        let r = kernel::harness::run_c(&k, &be, &bad, b.lanes, &[40, 3], 1).unwrap();
+        let r = kernel::harness::run_c(&k, &be, &bad, b.lanes, &[300, 3], 1).unwrap();
         let m = r
             .mismatch
             .unwrap_or_else(|| panic!("fault `{to}` was not caught"));
@@ -303,4 +304,45 @@ fn kernels_are_narrowed_and_widened_by_cost() {
         let r = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300], 1).unwrap();
         assert!(r.mismatch.is_none(), "{:?}", r.mismatch);
     }
+}
+
+/// A cheap element-wise body runs several vectors per loop iteration, then single chunks,
+/// then a shifted last chunk; a copy is the plain loop clang turns into `memcpy`. Every row
+/// width from one chunk to past two unrolled iterations is computed correctly.
+#[test]
+fn rows_are_unrolled_and_copies_stay_plain_loops() {
+    let be = harrow::lower::backend("x86-avx2").unwrap();
+    let add = "input in: u8[1]\noutput out(x): u8 = in(x) + in(x + 1)\n";
+    let k = kernel::parse(&harrow::diag::Source::new("add.hk", add)).unwrap();
+    let b = kernel::harness::build(&k, &be, None);
+    let steps: Vec<u32> =
+        b.c.lines()
+            .filter_map(|l| l.trim().strip_prefix("for (; p_hv_x <= e0 - "))
+            .filter_map(|l| l.split(';').next()?.parse().ok())
+            .collect();
+    assert!(
+        steps.len() == 2 && steps[0] > steps[1] && steps[0] <= kernel::codegen::MAX_UNROLLED_LANES,
+        "an unrolled loop and a loop of single chunks: {steps:?}\n{}",
+        b.c
+    );
+    for width in [
+        steps[1] as i64,
+        47,
+        steps[0] as i64 + 1,
+        2 * steps[0] as i64 + 33,
+    ] {
+        let r = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[width], 1).unwrap();
+        assert!(r.mismatch.is_none(), "width {width}: {:?}", r.mismatch);
+    }
+
+    let copy = "input in: i16[1]\noutput out(x): u16 = u16(in(x + 1))\n";
+    let k = kernel::parse(&harrow::diag::Source::new("copy.hk", copy)).unwrap();
+    let b = kernel::harness::build(&k, &be, None);
+    assert!(
+        !b.c.contains("p_hv_x"),
+        "a copy is one plain loop:\n{}",
+        b.c
+    );
+    let r = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300], 1).unwrap();
+    assert!(r.mismatch.is_none(), "{:?}", r.mismatch);
 }

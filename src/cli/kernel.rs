@@ -76,8 +76,9 @@ pub fn parse_size(s: &str, dims: usize) -> Result<Vec<i64>, CliError> {
 }
 
 /// The default `harrow run` extents: odd, so that tails and narrow rows are exercised, and
-/// rows longer than two of the widest vectors (128 lanes on HVX), so that the vector loop,
-/// not only the scalar tail, runs on every target.
+/// rows longer than two of the widest vectors (128 lanes on HVX) and than two unrolled
+/// loop iterations (`codegen::MAX_UNROLLED_LANES`), so that every vector loop, not only the
+/// tail, runs on every target.
 pub fn default_run_size(k: &Kernel) -> Vec<i64> {
     match k.out_vars.len() {
         1 => vec![267],

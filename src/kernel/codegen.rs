@@ -68,6 +68,48 @@ impl Compiled {
     }
 }
 
+/// Estimated cycles of body an unrolled row loop iteration should hold at least, so that
+/// its overhead ([`LOOP_OVERHEAD`]) is a small part of it.
+const UNROLLED_WORK: f64 = 40.0;
+
+/// At most this many vectors per unrolled loop iteration.
+const MAX_UNROLL: u32 = 8;
+
+/// At most this many lanes per unrolled loop iteration, so that the default `harrow run`
+/// rows (`cli::kernel::default_run_size`, over 256 wide) run the unrolled loop, the loop of
+/// single chunks and the shifted last chunk.
+pub const MAX_UNROLLED_LANES: u32 = 128;
+
+/// At most this many registers of the widest type per unrolled loop iteration (clang
+/// computes the chunks one after another, so this bounds code size, not register use).
+const MAX_UNROLLED_REGISTERS: u32 = 16;
+
+/// The chunk lanes of a body whose chunks are independent and fill its vector (no loop
+/// reductions, no lane-moving nodes): its rows can be cut at any multiple of a chunk.
+fn independent_chunks(c: &Compiled) -> Option<u32> {
+    let p = &c.body.prepared;
+    let chunk = p.chunk_lanes;
+    (c.steps.is_empty() && p.chunked && chunk > 0 && c.lanes.is_multiple_of(chunk)).then_some(chunk)
+}
+
+/// Whether a compiled kernel only moves data: each output lane is an input lane of the
+/// same width (a dense load, maybe reinterpreted) or one value for every lane.
+fn moves_data_only(c: &Compiled) -> bool {
+    c.steps.is_empty()
+        && crate::ir::visit::post_order(&c.body.selected)
+            .iter()
+            .all(|e| {
+                e.ty().is_scalar()
+                    || match e.op() {
+                        Op::Load(..) => crate::lower::select::is_dense(e),
+                        Op::Broadcast => e.arg(0).ty().is_scalar(),
+                        Op::Const(_) | Op::Reinterpret | Op::Ramp => true,
+                        Op::Cast => e.arg(0).ty().elem.bits() == e.ty().elem.bits(),
+                        _ => false,
+                    }
+            })
+}
+
 /// The default vector width: one register of the widest type the kernel computes with.
 pub fn default_lanes(k: &Kernel, register_bits: u32) -> u32 {
     legal_lanes(k, (register_bits / k.widest_bits()).max(1))
@@ -384,10 +426,15 @@ impl Emitter<'_> {
             .collect()
     }
 
-    /// Emits the chunk loop of `l`, storing each chunk with `store(value, lanes)`.
+    /// Emits the chunk loop of `l` over its `n` lanes, storing each chunk to `dest`.
     fn chunks(&mut self, indent: usize, l: &Lowered, dest: &str) {
+        self.chunks_over(indent, l, dest, l.prepared.lanes);
+    }
+
+    /// Emits the chunk loop of `l` over `n` lanes (a chunked body's chunks are independent,
+    /// so `n` may be any multiple of the chunk: several vectors, or one chunk).
+    fn chunks_over(&mut self, indent: usize, l: &Lowered, dest: &str, n: u32) {
         let lanes = l.prepared.chunk_lanes;
-        let n = l.prepared.lanes;
         let mut w = FnWriter::new(self.target);
         w.bind(&prepare::chunk_var(), prepare::CHUNK_VAR);
         w.set_indent(&" ".repeat(indent + 4));
@@ -415,6 +462,114 @@ impl Emitter<'_> {
             );
         }
         self.line(indent, "}");
+    }
+
+    /// Emits a row of a body of independent `chunk`-lane chunks: several vectors per
+    /// iteration (enough work to hide the loop's own overhead, as clang's interleaving
+    /// does), then single chunks, then one chunk shifted left to end at the row's end. Rows
+    /// as narrow as one chunk stay vector code.
+    fn unrolled_row(&mut self, indent: usize, pos: &str, chunk: u32) {
+        let l = &self.c.body;
+        let n = self.c.lanes;
+        let per_vector = l.cost();
+        // The widest lanes the selected code computes with (narrowing may have removed
+        // the kernel's widest type).
+        let widest = crate::ir::visit::post_order(&l.selected)
+            .iter()
+            .map(|e| e.ty())
+            .filter(|t| !t.is_scalar() && t.elem != Elem::Bool && !t.elem.is_internal())
+            .map(|t| t.elem.bits())
+            .max()
+            .unwrap_or(8);
+        let mut unroll = 1;
+        while unroll < MAX_UNROLL
+            && 2 * unroll * n <= MAX_UNROLLED_LANES
+            && per_vector * f64::from(unroll) < UNROLLED_WORK
+            && 2 * unroll * n * widest <= MAX_UNROLLED_REGISTERS * self.target.register_bits()
+        {
+            unroll *= 2;
+        }
+        let step = n * unroll;
+        let dest = format!("hv_out + {pos}");
+        self.line(
+            indent,
+            &format!("for (; {pos} <= e0 - {step}; {pos} += {step}) {{"),
+        );
+        self.chunks_over(indent + 4, l, &dest, step);
+        self.line(indent, "}");
+        if step > chunk {
+            self.line(
+                indent,
+                &format!("for (; {pos} <= e0 - {chunk}; {pos} += {chunk}) {{"),
+            );
+            self.chunks_over(indent + 4, l, &dest, chunk);
+            self.line(indent, "}");
+        }
+        self.line(indent, &format!("if ({pos} < e0) {{"));
+        self.line(indent + 4, &format!("{pos} = e0 - {chunk};"));
+        self.chunks_over(indent + 4, l, &dest, chunk);
+        self.line(indent, "}");
+    }
+
+    /// Emits one row as plain scalar C (rows narrower than a vector, copies and fills).
+    fn scalar_row(&mut self, ind: usize) {
+        let k = self.k;
+        let v0 = scalar::loop_var(k, k.vec_var());
+        self.line(
+            ind,
+            &format!("for (int32_t {v0} = 0; {v0} < e0; {v0}++) {{"),
+        );
+        let mut w = scalar::Writer::new(k, ind + 4);
+        let r = w.value(&k.body);
+        self.out.push_str(&w.out);
+        self.line(ind + 4, &format!("hv_out[{v0}] = {r};"));
+        self.line(ind, "}");
+    }
+
+    /// Emits one row as vectors, with the scalar code for rows narrower than a vector.
+    fn vector_row(&mut self, ind: usize) {
+        let n = self.c.lanes;
+        let pos = c_ident("p_", VEC_POS);
+        let vector_min = match independent_chunks(self.c) {
+            Some(chunk) if self.target.kernel_opt_level() == "-O3" => chunk,
+            _ => n,
+        };
+        self.line(ind, &format!("if (e0 >= {vector_min}) {{"));
+        if self.target.kernel_opt_level() == "-O3" {
+            self.line(ind + 4, &format!("int32_t {pos} = 0;"));
+            if let Some(chunk) = independent_chunks(self.c) {
+                self.unrolled_row(ind + 4, &pos, chunk);
+            } else {
+                // Whole vectors in a counted loop (no per-iteration clamp, so clang can unroll
+                // and pipeline it), then one last vector shifted left to end at the row's end.
+                self.line(
+                    ind + 4,
+                    &format!("for (; {pos} <= e0 - {n}; {pos} += {n}) {{"),
+                );
+                let start = self.out.len();
+                self.vector_body(ind + 8, &pos);
+                let body = self.out[start..].to_string();
+                self.line(ind + 4, "}");
+                self.line(ind + 4, &format!("if ({pos} < e0) {{"));
+                self.line(ind + 8, &format!("{pos} = e0 - {n};"));
+                self.out.push_str(&body);
+                self.line(ind + 4, "}");
+            }
+        } else {
+            // Below -O3 clang unrolls nothing, and one loop with the clamp inside is fewer
+            // instructions per vector than two copies of the body (HVX kernels, built at -O1).
+            self.line(
+                ind + 4,
+                &format!("for (int32_t {pos} = 0;; {pos} += {n}) {{"),
+            );
+            self.line(ind + 8, &format!("if ({pos} > e0 - {n}) {pos} = e0 - {n};"));
+            self.vector_body(ind + 8, &pos);
+            self.line(ind + 8, &format!("if ({pos} == e0 - {n}) break;"));
+            self.line(ind + 4, "}");
+        }
+        self.line(ind, "} else {");
+        self.scalar_row(ind + 4);
+        self.line(ind, "}");
     }
 
     /// Emits the body computing and storing one vector at position `pos`.
@@ -486,7 +641,6 @@ pub fn function(
         types: BTreeSet::new(),
         out: String::new(),
     };
-    let n = c.lanes;
     em.line(0, &format!("{} {{", scalar::signature(k, fname)));
     let dims = k.out_vars.len();
     let mut ind = 4;
@@ -513,48 +667,14 @@ pub fn function(
             em.row_decl(ind, r);
         }
     }
-    let pos = c_ident("p_", VEC_POS);
-    em.line(ind, &format!("if (e0 >= {n}) {{"));
-    if target.kernel_opt_level() == "-O3" {
-        // Whole vectors in a counted loop (no per-iteration clamp, so clang can unroll and
-        // pipeline it), then one last vector shifted left to end at the row's end.
-        em.line(ind + 4, &format!("int32_t {pos} = 0;"));
-        em.line(
-            ind + 4,
-            &format!("for (; {pos} <= e0 - {n}; {pos} += {n}) {{"),
-        );
-        let start = em.out.len();
-        em.vector_body(ind + 8, &pos);
-        let body = em.out[start..].to_string();
-        em.line(ind + 4, "}");
-        em.line(ind + 4, &format!("if ({pos} < e0) {{"));
-        em.line(ind + 8, &format!("{pos} = e0 - {n};"));
-        em.out.push_str(&body);
-        em.line(ind + 4, "}");
+    if moves_data_only(c) && target.kernel_opt_level() == "-O3" {
+        // A copy or a fill: clang recognises the plain loop as one `memcpy` or `memset`
+        // call, exactly as it does in the baseline. Vector code would not beat the C
+        // library, and clang turns its loops into several calls (one per loop).
+        em.scalar_row(ind);
     } else {
-        // Below -O3 clang unrolls nothing, and one loop with the clamp inside is fewer
-        // instructions per vector than two copies of the body (HVX kernels, built at -O1).
-        em.line(
-            ind + 4,
-            &format!("for (int32_t {pos} = 0;; {pos} += {n}) {{"),
-        );
-        em.line(ind + 8, &format!("if ({pos} > e0 - {n}) {pos} = e0 - {n};"));
-        em.vector_body(ind + 8, &pos);
-        em.line(ind + 8, &format!("if ({pos} == e0 - {n}) break;"));
-        em.line(ind + 4, "}");
+        em.vector_row(ind);
     }
-    em.line(ind, "} else {");
-    let v0 = scalar::loop_var(k, k.vec_var());
-    em.line(
-        ind + 4,
-        &format!("for (int32_t {v0} = 0; {v0} < e0; {v0}++) {{"),
-    );
-    let mut w = scalar::Writer::new(k, ind + 8);
-    let r = w.value(&k.body);
-    em.out.push_str(&w.out);
-    em.line(ind + 8, &format!("hv_out[{v0}] = {r};"));
-    em.line(ind + 4, "}");
-    em.line(ind, "}");
     for _ in 1..dims {
         ind -= 4;
         em.line(ind, "}");
