@@ -346,3 +346,16 @@ fn rows_are_unrolled_and_copies_stay_plain_loops() {
     let r = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300], 1).unwrap();
     assert!(r.mismatch.is_none(), "{:?}", r.mismatch);
 }
+
+/// A strided load at an offset reads nothing before its first element: inputs sit just
+/// after an unreadable page in every other case, so a read before the footprint faults.
+#[test]
+fn strided_loads_read_nothing_before_the_footprint() {
+    for target in ["x86-avx2", "arm-neon"] {
+        let be = harrow::lower::backend(target).unwrap();
+        let text = "input in: i32[1]\noutput out(x): i8 = saturating_cast<i8>(in(3 * x + 1))\n";
+        let k = kernel::parse(&harrow::diag::Source::new("t.hk", text)).unwrap();
+        let r = kernel::harness::run(&k, &be, &[300], None, 1).unwrap();
+        assert!(r.mismatch.is_none(), "{target}: {:?}", r.mismatch);
+    }
+}

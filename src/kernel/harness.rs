@@ -118,11 +118,17 @@ const MAIN_COMMON: &str = r#"
 /* Bytes left readable between a buffer's end and its guard page: none, unless Halide's
    pipeline is in the program (see main_c). */
 static size_t hv_slack;
-static void *hv_guarded(size_t bytes) {
+/* With `front`, the unreadable page is just before the first byte instead, so that reads
+   before the footprint fault too (inputs alternate between the two by case). */
+static void *hv_guarded(size_t bytes, int front) {
   size_t pg = HV_PAGE_SIZE, len = (bytes + hv_slack + pg - 1) / pg * pg;
   if (len == 0) len = pg;
   unsigned char *p = mmap(0, len + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) { perror("mmap"); exit(2); }
+  if (front) {
+    if (mprotect(p, pg, PROT_NONE)) { perror("mprotect"); exit(2); }
+    return p + pg;
+  }
   if (mprotect(p + len, pg, PROT_NONE)) { perror("mprotect"); exit(2); }
   return p + len - hv_slack - bytes;
 }
@@ -167,7 +173,7 @@ fn main_c(k: &Kernel, halide: bool, glue: &str) -> String {
         let d = inp.dims;
         let _ = writeln!(
             s,
-            "    int64_t lo{i}[{d}], n{i}[{d}]; size_t cnt{i} = 1; for (int d = 0; d < {d}; d++) {{ lo{i}[d] = hv_rd(); n{i}[d] = hv_rd(); cnt{i} *= n{i}[d]; }}\n    {t} *buf{i} = hv_guarded(cnt{i} * sizeof({t}));\n    if (bench) {{ uint64_t st = 0x9e3779b97f4a7c15ULL * (c + {i} + 1); for (size_t j = 0; j < cnt{i} * sizeof({t}); j++) {{ st ^= st << 13; st ^= st >> 7; st ^= st << 17; ((unsigned char *)buf{i})[j] = (unsigned char)st; }} }}\n    else if (fread(buf{i}, sizeof({t}), cnt{i}, stdin) != cnt{i}) exit(3);"
+            "    int64_t lo{i}[{d}], n{i}[{d}]; size_t cnt{i} = 1; for (int d = 0; d < {d}; d++) {{ lo{i}[d] = hv_rd(); n{i}[d] = hv_rd(); cnt{i} *= n{i}[d]; }}\n    {t} *buf{i} = hv_guarded(cnt{i} * sizeof({t}), (int)(c & 1));\n    if (bench) {{ uint64_t st = 0x9e3779b97f4a7c15ULL * (c + {i} + 1); for (size_t j = 0; j < cnt{i} * sizeof({t}); j++) {{ st ^= st << 13; st ^= st >> 7; st ^= st << 17; ((unsigned char *)buf{i})[j] = (unsigned char)st; }} }}\n    else if (fread(buf{i}, sizeof({t}), cnt{i}, stdin) != cnt{i}) exit(3);"
         );
         // The pointer to element (0, 0, 0): the footprint may start at negative indices.
         let mut off = format!("lo{i}[0]");
@@ -205,7 +211,7 @@ fn main_c(k: &Kernel, halide: bool, glue: &str) -> String {
     }
     let _ = writeln!(
         s,
-        "    size_t on = {st};\n    {ot} *o1 = hv_guarded(on * sizeof({ot})), *o2 = hv_guarded(on * sizeof({ot}));"
+        "    size_t on = {st};\n    {ot} *o1 = hv_guarded(on * sizeof({ot}), 0), *o2 = hv_guarded(on * sizeof({ot}), 0);"
     );
     let args_tail = if call_args.is_empty() {
         String::new()
@@ -221,7 +227,7 @@ fn main_c(k: &Kernel, halide: bool, glue: &str) -> String {
     if halide {
         let _ = writeln!(
             s,
-            "    {ot} *o3 = hv_guarded(on * sizeof({ot})); halide_dimension_t hdo[{nd}]; {{ int64_t st = 1; for (int d = 0; d < {nd}; d++) {{ hdo[d].min = 0; hdo[d].extent = (int32_t)ext[d]; hdo[d].stride = (int32_t)st; hdo[d].flags = 0; st *= ext[d]; }} }}\n    halide_buffer_t hbo; memset(&hbo, 0, sizeof hbo); hbo.host = (uint8_t *)o3; hbo.type.code = {}; hbo.type.bits = {}; hbo.type.lanes = 1; hbo.dimensions = {nd}; hbo.dim = hdo;",
+            "    {ot} *o3 = hv_guarded(on * sizeof({ot}), 0); halide_dimension_t hdo[{nd}]; {{ int64_t st = 1; for (int d = 0; d < {nd}; d++) {{ hdo[d].min = 0; hdo[d].extent = (int32_t)ext[d]; hdo[d].stride = (int32_t)st; hdo[d].flags = 0; st *= ext[d]; }} }}\n    halide_buffer_t hbo; memset(&hbo, 0, sizeof hbo); hbo.host = (uint8_t *)o3; hbo.type.code = {}; hbo.type.bits = {}; hbo.type.lanes = 1; hbo.dimensions = {nd}; hbo.dim = hdo;",
             if k.out_elem.is_signed() { 0 } else { 1 },
             k.out_elem.bits()
         );
@@ -529,7 +535,7 @@ pub(crate) fn command_with_stdin(
             cmd.get_program(),
             out.status,
             if out.status.code().is_none() {
-                " — a crash here usually means a read past the input footprint"
+                " — a crash here usually means a read outside the input footprint"
             } else {
                 ""
             },

@@ -212,6 +212,7 @@ fn chunk_lanes(e: &Expr, register_bits: u32, by_narrowest: bool) -> u32 {
 /// [`CHUNK_VAR`].
 fn rechunk(e: &Expr, l: u32) -> Expr {
     let xo = chunk_var();
+    let windows = StridedWindows::of(e);
     crate::ir::visit::rebuild(e, |n, args| -> Result<Expr, crate::ir::TypeError> {
         let t = n.ty();
         if t.is_scalar() {
@@ -221,8 +222,9 @@ fn rechunk(e: &Expr, l: u32) -> Expr {
         Ok(match n.op() {
             Op::Load(buf, align) => {
                 let a = affine(n.arg(0)).expect("checked element-wise");
+                let first = windows.first_offset(buf, &a);
                 let base = add_i32(&a.base, &mul_i32(&xo, a.stride));
-                strided_load(buf, *align, lt, base, a.stride)
+                strided_load(buf, *align, lt, base, a.stride, first)
             }
             Op::Ramp => {
                 let a = affine(n).expect("a ramp is affine");
@@ -240,15 +242,54 @@ fn rechunk(e: &Expr, l: u32) -> Expr {
     .expect("re-chunking keeps types")
 }
 
-/// `buf[ramp(base, stride, lanes)]`, with small positive strides as a dense load and a slice
-/// whose start is the constant part of `base` modulo the stride (so `2x` and `2x + 1` share
-/// a load), and stride 0 as a broadcast of one scalar load.
+/// The strided loads of an expression grouped by buffer, stride and non-constant base, with
+/// the smallest constant offset of each group: loads of `2x + 1` and `2x` share the window
+/// starting at `2x`, but a load of `2x + 1` alone must not read `2x` (outside what the
+/// caller provides).
+struct StridedWindows(Vec<(Sym, i64, Expr, i64)>);
+
+impl StridedWindows {
+    fn of(e: &Expr) -> Self {
+        let mut groups: Vec<(Sym, i64, Expr, i64)> = Vec::new();
+        for n in crate::ir::visit::post_order(e) {
+            let Op::Load(buf, _) = n.op() else { continue };
+            let Some(a) = affine(n.arg(0)) else { continue };
+            if !(2..=4).contains(&a.stride) {
+                continue;
+            }
+            let (rest, k) = split_const(&a.base);
+            match groups
+                .iter_mut()
+                .find(|g| g.0 == *buf && g.1 == a.stride && g.2 == rest)
+            {
+                Some(g) => g.3 = g.3.min(k),
+                None => groups.push((buf.clone(), a.stride, rest, k)),
+            }
+        }
+        StridedWindows(groups)
+    }
+
+    /// The smallest constant offset among the loads sharing `a`'s group.
+    fn first_offset(&self, buf: &Sym, a: &Affine) -> i64 {
+        let (rest, k) = split_const(&a.base);
+        self.0
+            .iter()
+            .find(|g| g.0 == *buf && g.1 == a.stride && g.2 == rest)
+            .map_or(k, |g| g.3)
+    }
+}
+
+/// `buf[ramp(base, stride, lanes)]`, with small positive strides as a dense load and a slice,
+/// the load starting at the group's first offset `first` when that is less than a stride
+/// before this load's (so `2x` and `2x + 1` share a load), and stride 0 as a broadcast of
+/// one scalar load.
 fn strided_load(
     buf: &Sym,
     align: Option<crate::ir::Align>,
     t: Type,
     base: Expr,
     stride: i64,
+    first: i64,
 ) -> Expr {
     let load_at = |b: Expr, s: i64, lanes: u32| {
         let idx = mk_typed(Op::Ramp, Type::vec(Elem::I32, lanes), vec![b, i32c(s)]);
@@ -262,7 +303,11 @@ fn strided_load(
         }
         2..=4 => {
             let (rest, k) = split_const(&base);
-            let start = k.rem_euclid(stride);
+            let start = if (0..stride).contains(&(k - first)) {
+                k - first
+            } else {
+                0
+            };
             let dense_base = add_i32(&rest, &i32c(k - start));
             let dense = load_at(dense_base, 1, t.lanes * stride as u32);
             mk_typed(
@@ -432,6 +477,19 @@ pub(crate) mod tests {
             .collect();
         assert_eq!(loads.len(), 1, "{}", p.chunk);
         assert_eq!(loads[0].ty(), Type::vec(Elem::U8, 32));
+    }
+
+    #[test]
+    fn a_lone_strided_load_starts_at_its_own_offset() {
+        // Reading `2x` for `2x + 1` alone would read before what the caller provides.
+        let e = entry("(int16((uint8)in_u8((2*x) + 1)) + (int16)3)", 16);
+        let p = prepare(&e, 256);
+        let load = crate::ir::visit::post_order(&p.chunk)
+            .into_iter()
+            .find(|n| matches!(n.op(), Op::Load(..)))
+            .expect("a load");
+        let (_, k) = split_const(load.arg(0).arg(0));
+        assert_eq!(k, 1, "{}", p.chunk);
     }
 
     #[test]
