@@ -506,13 +506,15 @@ fn half_memo(e: &Expr, hi: bool, register_bits: u32, memo: &mut HashMap<usize, E
             Op::Load(..) if t.total_bits() > register_bits as u64 => {
                 load_part(e, start, h).unwrap_or_else(slice)
             }
-            // Half of a strided slice of a wide load is the same slice of half the load:
-            // each half deinterleaves one register-sized load (`ld2`, `vpackus` pairs)
-            // instead of deinterleaving the whole load and then splitting it.
+            // Half of a strided slice wider than a register is the same slice of half the
+            // load: each half deinterleaves one register-sized load (`ld2`) instead of the
+            // whole load being deinterleaved and then split. A slice that fits a register
+            // stays whole: high-half instructions read its halves.
             Op::Slice {
                 start: first,
                 stride,
             } if *stride > 1
+                && t.total_bits() > register_bits as u64
                 && first < stride
                 && stride * (start + h) <= e.arg(0).ty().lanes
                 && matches!(e.arg(0).op(), Op::Load(..))
