@@ -292,6 +292,35 @@ fn truncated(x: &Expr, elem: crate::types::Elem) -> Expr {
                 .and_then(|amount| build(Op::Shl, vec![truncated(x.arg(0), elem), amount])),
             _ => None,
         },
+        // The low `k` bits of a right shift by `c <= k`, or of a halving add or subtract
+        // (`c = 1`), come from the low `k + c` bits of the operands: computed in twice the
+        // narrow width from operands truncated to it, when the operands are wider still.
+        Op::Shr | Op::HalvingAdd | Op::HalvingSub | Op::RoundingHalvingAdd => {
+            let c = match x.op() {
+                Op::Shr => x.arg(1).as_const(),
+                _ => Some(1),
+            };
+            let from = x.arg(0).ty().elem;
+            let twice = crate::types::Elem::from_bits(2 * elem.bits(), from.is_signed());
+            match (c, twice) {
+                (Some(c), Some(w))
+                    if (1..=i128::from(elem.bits())).contains(&c)
+                        && is_plain_int(from)
+                        && from.bits() > w.bits() =>
+                {
+                    let args = if matches!(x.op(), Op::Shr) {
+                        Expr::splat(x.ty().with_elem(w), c)
+                            .ok()
+                            .map(|amount| vec![truncated(x.arg(0), w), amount])
+                    } else {
+                        Some(vec![truncated(x.arg(0), w), truncated(x.arg(1), w)])
+                    };
+                    args.and_then(|a| build(x.op().clone(), a))
+                        .map(|wide| wide.cast(elem))
+                }
+                _ => None,
+            }
+        }
         // Extending and then dropping the extension is one cast (or none).
         Op::Cast
             if x.arg(0).ty().elem != crate::types::Elem::Bool
@@ -404,6 +433,32 @@ mod tests {
         // A truncation of a division stays where it is: its low bits need every bit.
         let d = crate::syntax::halide::parse_with_vars("int8(int32(a) / (int32)3)", &vars);
         assert_eq!(narrow_truncated_arithmetic(&d), d);
+    }
+
+    #[test]
+    fn truncated_shifts_and_halving_adds_are_computed_in_twice_the_width() {
+        let (i16t, u16t) = (
+            Type::parse("i16x8", false).unwrap(),
+            Type::parse("u16x8", false).unwrap(),
+        );
+        let vars = [("a", "i16x8"), ("b", "u16x8")];
+        for text in [
+            "uint8(halving_add(int32(a) * (int32)4, int32(a) + int32(b)) | int32(b))",
+            "int8((int32(a) * int32(b)) >> (int32)5)",
+            "uint8(rounding_halving_add(int32(a) - int32(b), int32(b) << (int32)3))",
+            "int8(halving_sub(uint32(b) * (uint32)3, uint32(a)))",
+        ] {
+            let e = crate::syntax::halide::parse_with_vars(text, &vars);
+            let n = narrow_truncated_arithmetic(&e);
+            assert!(
+                !crate::ir::visit::any_node(&n, |x| x.ty().elem.bits() == 32),
+                "no 32-bit operation is left: {n}"
+            );
+            assert_same_values(&e, &n, &[("a", i16t), ("b", u16t)]);
+        }
+        // Nine low bits of a shift by nine need more than twice eight bits: kept.
+        let e = crate::syntax::halide::parse_with_vars("int8(int32(a) >> (int32)9)", &vars);
+        assert_eq!(narrow_truncated_arithmetic(&e), e);
     }
 
     #[test]
