@@ -84,8 +84,10 @@ impl Setup {
 }
 
 /// The index range each input must cover (first index and extent per dimension),
-/// including what vector loads read beyond the last element used: a load with stride `s`
-/// reads `s - 1` elements more.
+/// including what vector loads read beyond the elements used: a load with stride `s`
+/// reads `s - 1` elements more, and one of stride 2 to 4 starts at a multiple of its
+/// stride (`in(2x + 1)` reads from `2x`, so it can share a load with `in(2x)` and use
+/// aligned loads).
 pub fn footprint(k: &Kernel, s: &Setup) -> Vec<Vec<(i64, i64)>> {
     let v = k.vec_var().to_string();
     k.inputs
@@ -96,9 +98,13 @@ pub fn footprint(k: &Kernel, s: &Setup) -> Vec<Vec<(i64, i64)>> {
             let mut hi = vec![i64::MIN; inp.dims];
             for a in k.accesses.iter().filter(|a| a.input == i) {
                 for (d, ix) in a.idx.iter().enumerate() {
-                    let (l, mut h) = ix.range(&|x| s.var_range(k, x));
+                    let (mut l, mut h) = ix.range(&|x| s.var_range(k, x));
                     if d == 0 {
-                        h += (ix.coef(&v) - 1).max(0);
+                        let stride = ix.coef(&v);
+                        h += (stride - 1).max(0);
+                        if (2..=4).contains(&stride) {
+                            l -= ix.c.rem_euclid(stride);
+                        }
                     }
                     lo[d] = lo[d].min(l);
                     hi[d] = hi[d].max(h);
