@@ -50,6 +50,19 @@ pub fn section_for(target: &str) -> Option<(&'static str, SectionFilter)> {
     }
 }
 
+/// Expectations that a pair form of the same instruction also meets: Arm's `ldp`/`stp`
+/// are two `ldr`/`str` in one instruction, which clang forms once it sees two loads are
+/// adjacent (a load of 32 bytes is then `ldp q0, q1` rather than two `ldr`).
+const PAIRED_FORMS: &[(&str, &str)] = &[("ldr", "ldp"), ("str", "stp")];
+
+/// Whether `asm` shows the expected instruction `pattern` (or its pair form).
+fn expectation_met(asm: &str, pattern: &str) -> bool {
+    asm_matches(asm, pattern)
+        || PAIRED_FORMS
+            .iter()
+            .any(|&(one, pair)| pattern == one && asm_matches(asm, pair))
+}
+
 /// True when the pieces of `pattern` (split at `*`) appear in order on one line of `asm`.
 /// A space after a comma is optional on both sides: the expectations write `vsat(v*.uw,
 /// v*.uw)` where the Hexagon assembler prints `vsat(v1.uw,v2.uw)`.
@@ -170,7 +183,7 @@ pub fn run(
             continue;
         }
         let text = funcs.get(&k).map(String::as_str).unwrap_or("");
-        if !asm_matches(text, &results[*i].entry.instr) {
+        if !expectation_met(text, &results[*i].entry.instr) {
             results[*i].outcome = Outcome::Miss;
         }
     }
@@ -300,6 +313,14 @@ pub fn json(target: &str, results: &[EntryResult], not_run: Option<&str>) -> ser
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_load_pair_meets_a_load_expectation() {
+        let asm = "\tadd\tx8, x1, w2, sxtw\n\tldp\tq0, q1, [x8]\n\tstp\tq0, q1, [x0]\n";
+        assert!(expectation_met(asm, "ldr") && expectation_met(asm, "str"));
+        assert!(!expectation_met(asm, "ld1"));
+        assert!(!expectation_met("\tldp\tq0, q1, [x8]\n", "ldr*#16"));
+    }
 
     #[test]
     fn patterns_match_pieces_in_order_on_one_line() {
