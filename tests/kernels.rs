@@ -359,3 +359,17 @@ fn strided_loads_read_nothing_before_the_footprint() {
         assert!(r.mismatch.is_none(), "{target}: {:?}", r.mismatch);
     }
 }
+
+/// On Arm, strided slices of a load of exactly `stride` registers are one structured load
+/// (`vld3q`): clang did not find `ld3` behind the shuffle when a narrowing followed it, and
+/// moved lanes one by one.
+#[test]
+fn strided_loads_deinterleave_with_structured_loads_on_arm() {
+    let be = harrow::lower::backend("arm-neon").unwrap();
+    let text = "input in: i16[1]\noutput out(x): i32 = i32(u8(in(3 * x + 2)) - saturating_cast<u8>(in(3 * x)))\n";
+    let k = kernel::parse(&harrow::diag::Source::new("t.hk", text)).unwrap();
+    let b = kernel::harness::build(&k, &be, None);
+    assert!(b.c.contains("vld3q_s16("), "{}", b.c);
+    let r = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300], 1).unwrap();
+    assert!(r.mismatch.is_none(), "{:?}", r.mismatch);
+}

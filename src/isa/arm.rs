@@ -88,6 +88,35 @@ impl super::target::Target for Neon {
         format!("({{ {ty} v_; __builtin_memcpy(&v_, (const void *)({ptr}), sizeof v_); v_; }})")
     }
 
+    fn c_deinterleaving_load(
+        &self,
+        dst: &str,
+        src: &str,
+        part: Type,
+        stride: u32,
+    ) -> Option<String> {
+        // `vld3q_s16` loads three registers of `int16x8_t` deinterleaved (`ld3`).
+        let name = neon_type(part)?;
+        if !(2..=4).contains(&stride) {
+            return None;
+        }
+        let q = if part.total_bits() == 128 { "q" } else { "" };
+        let suffix = format!(
+            "{}{}",
+            if part.elem.is_signed() { "s" } else { "u" },
+            part.elem.bits()
+        );
+        let base = name.trim_end_matches("_t");
+        let parts: Vec<String> = (0..stride)
+            .map(|k| format!("{dst}_{k} = {dst}_all.val[{k}]"))
+            .collect();
+        Some(format!(
+            "{base}x{stride}_t {dst}_all = vld{stride}{q}_{suffix}((const {}_t *)({src})); {name} {};",
+            part.elem.halide_name(),
+            parts.join(", ")
+        ))
+    }
+
     fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {
         let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
         format!("{{ {ty} v_ = {v}; __builtin_memcpy((void *)({ptr}), &v_, sizeof v_); }}")

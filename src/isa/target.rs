@@ -31,6 +31,19 @@ pub trait Target: Send + Sync {
     fn c_dense_load(&self, _dst: &str, _src: &str, _bytes: u64) -> Option<String> {
         None
     }
+    /// C statements loading `stride` registers of type `part` from `src` deinterleaved,
+    /// declaring `{dst}_k` (the target's C type of `part`) to hold lanes `k, k + stride,
+    /// ...` for each `k < stride`, when the target has structured loads (Arm's `ld2` to
+    /// `ld4`); clang does not always find them behind a shuffle of a wide load.
+    fn c_deinterleaving_load(
+        &self,
+        _dst: &str,
+        _src: &str,
+        _part: Type,
+        _stride: u32,
+    ) -> Option<String> {
+        None
+    }
     /// Whether selection looks for sums of byte products to compute with reduction
     /// multiplies (`vrmpy`, `vdmpy`; see `lower::dot`).
     fn reduction_multiplies(&self) -> bool {

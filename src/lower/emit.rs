@@ -175,6 +175,8 @@ pub struct FnWriter<'t> {
     scanned: HashSet<usize>,
     /// Nodes read by something other than a load's position.
     value_uses: HashSet<usize>,
+    /// Deinterleaving loads emitted, by the dense load they replace.
+    deinterleaved_loads: HashMap<usize, String>,
 }
 
 impl<'t> FnWriter<'t> {
@@ -190,6 +192,7 @@ impl<'t> FnWriter<'t> {
             in_index: false,
             scanned: HashSet::new(),
             value_uses: HashSet::new(),
+            deinterleaved_loads: HashMap::new(),
         }
     }
 
@@ -279,6 +282,37 @@ impl<'t> FnWriter<'t> {
 
     fn name(&self, e: &Expr) -> String {
         self.names[&e.id()].1.clone()
+    }
+
+    /// For a strided slice of a dense load of exactly `stride` registers, the name of the
+    /// target's deinterleaving load of it (emitted once per load; its parts are
+    /// `NAME_k`), when the target has one.
+    fn deinterleaved(&mut self, e: &Expr) -> Option<String> {
+        let Op::Slice { start, stride } = *e.op() else {
+            return None;
+        };
+        let load = e.arg(0);
+        let t = e.ty();
+        if !(2..=4).contains(&stride)
+            || start >= stride
+            || !matches!(load.op(), Op::Load(..))
+            || !super::select::is_dense(load)
+            || load.ty().lanes != stride * t.lanes
+        {
+            return None;
+        }
+        if let Some(name) = self.deinterleaved_loads.get(&load.id()) {
+            return Some(name.clone());
+        }
+        let Op::Load(buf, _) = load.op() else {
+            return None;
+        };
+        let name = format!("{}_ld{stride}", self.name(load));
+        let src = format!("{} + {}", c_ident("b_", buf), self.name(load.arg(0).arg(0)));
+        let text = self.target.c_deinterleaving_load(&name, &src, t, stride)?;
+        self.line(&text);
+        self.deinterleaved_loads.insert(load.id(), name.clone());
+        Some(name)
     }
 
     /// The lane `i` of a vector (or the scalar) as canonical bits.
@@ -496,6 +530,10 @@ impl<'t> FnWriter<'t> {
                     "{ct} {v}; __builtin_memcpy(&{v}, &{a}, {});",
                     t.total_bits() / 8
                 ));
+            }
+            Op::Slice { start, .. } if self.deinterleaved(e).is_some() => {
+                let all = self.deinterleaved(e).expect("checked");
+                self.line(&format!("{ct} {v} = ({ct}){all}_{start};"));
             }
             Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_)
                 if e.args().len() <= 2
