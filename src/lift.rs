@@ -149,6 +149,28 @@ pub fn narrow_truncated_arithmetic(e: &Expr) -> Expr {
     .unwrap_or_else(|_| e.clone())
 }
 
+/// An unsigned wrapping computation over sign-extended values, computed in the signed type
+/// of the same width and reinterpreted: `u16(a) + u16(b)` with `a`, `b` of type `i8`
+/// becomes `u16(i16(a) + i16(b))`. Wrapping operations give the same bits in either
+/// signedness, and the signed form meets the signed widening instructions (`saddl`,
+/// `saddw`, `vpmovsx`). `None` when `e` reads no sign extension to its own type. Callers
+/// keep it only when it is cheaper.
+pub fn wrapping_in_signed(e: &Expr) -> Option<Expr> {
+    use crate::ir::Op;
+    let elem = e.ty().elem;
+    if !is_plain_int(elem) || elem.is_signed() {
+        return None;
+    }
+    let extends = crate::ir::visit::any_node(e, |n| {
+        matches!(n.op(), Op::Cast)
+            && n.ty().elem == elem
+            && is_plain_int(n.arg(0).ty().elem)
+            && n.arg(0).ty().elem.is_signed()
+            && n.arg(0).ty().elem.bits() < elem.bits()
+    });
+    extends.then(|| truncated(e, elem.with_signed(true)).cast(elem))
+}
+
 /// Operations whose values interval bounds show fit a narrower type, computed in it:
 /// `i32(da) * 6` with `da` in `[-255, 255]` becomes `i32(i16(da) * 6)`, and a clamp or
 /// saturating narrow of that extension then works on the narrow value. The narrow
@@ -459,6 +481,28 @@ mod tests {
         // Nine low bits of a shift by nine need more than twice eight bits: kept.
         let e = crate::syntax::halide::parse_with_vars("int8(int32(a) >> (int32)9)", &vars);
         assert_eq!(narrow_truncated_arithmetic(&e), e);
+    }
+
+    #[test]
+    fn unsigned_sums_of_sign_extensions_are_computed_signed() {
+        let (i8t, u8t) = (
+            Type::parse("i8x8", false).unwrap(),
+            Type::parse("u8x8", false).unwrap(),
+        );
+        let vars = [("a", "i8x8"), ("b", "u8x8")];
+        let e = crate::syntax::halide::parse_with_vars(
+            "((uint16(a) + uint16(b)) * (uint16)3) - (uint16(a) << (uint16)2)",
+            &vars,
+        );
+        let n = wrapping_in_signed(&e).expect("a sign extension to u16");
+        assert!(
+            crate::ir::visit::any_node(&n, |x| x.ty().elem == crate::types::Elem::I16
+                && matches!(x.op(), crate::ir::Op::Add)),
+            "the sum is in i16: {n}"
+        );
+        assert_same_values(&e, &n, &[("a", i8t), ("b", u8t)]);
+        let unsigned_only = crate::syntax::halide::parse_with_vars("uint16(b) + (uint16)1", &vars);
+        assert!(wrapping_in_signed(&unsigned_only).is_none());
     }
 
     #[test]

@@ -347,7 +347,7 @@ fn rows_are_unrolled_and_copies_stay_plain_loops() {
     assert!(r.mismatch.is_none(), "{:?}", r.mismatch);
 }
 
-/// A strided load at an offset reads nothing before its first element: inputs sit just
+/// A strided load at an offset reads nothing before its footprint: inputs sit just
 /// after an unreadable page in every other case, so a read before the footprint faults.
 #[test]
 fn strided_loads_read_nothing_before_the_footprint() {

@@ -248,16 +248,22 @@ impl Builder<'_> {
 
 /// Lowers a kernel for `backend` at `width` lanes, or, without one, picks the cheapest per
 /// output element among the body as written, with wrapping truncations moved to its
-/// leaves (`lift::narrow_truncated_arithmetic`) and with bounded operations narrowed
-/// (`lift::narrow_bounded_arithmetic`), each at its candidate widths ([`candidate_lanes`]).
+/// leaves (`lift::narrow_truncated_arithmetic`), with bounded operations narrowed
+/// (`lift::narrow_bounded_arithmetic`) and, for an unsigned result over sign extensions,
+/// computed signed (`lift::wrapping_in_signed`), each at its candidate widths
+/// ([`candidate_lanes`]).
 pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
     use rayon::prelude::*;
     let target = backend.target.as_ref();
     let truncated = crate::lift::narrow_truncated_arithmetic(&k.body);
     let bounded =
         crate::lift::narrow_truncated_arithmetic(&crate::lift::narrow_bounded_arithmetic(&k.body));
+    let signed = crate::lift::wrapping_in_signed(&k.body);
     let mut bodies: Vec<Kernel> = Vec::new();
-    for body in [k.body.clone(), truncated, bounded] {
+    for body in [k.body.clone(), truncated, bounded]
+        .into_iter()
+        .chain(signed)
+    {
         if !bodies.iter().any(|v| v.body == body) {
             bodies.push(Kernel { body, ..k.clone() });
         }
