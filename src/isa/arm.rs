@@ -117,6 +117,10 @@ impl super::target::Target for Neon {
         ))
     }
 
+    fn deinterleaving_loads(&self) -> bool {
+        true
+    }
+
     fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {
         let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
         format!("{{ {ty} v_ = {v}; __builtin_memcpy((void *)({ptr}), &v_, sizeof v_); }}")

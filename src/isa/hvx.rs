@@ -191,6 +191,11 @@ impl super::target::Target for Hvx {
         true
     }
 
+    fn aligned_loads(&self) -> bool {
+        // An unaligned vector load is two aligned loads and a valign.
+        true
+    }
+
     fn batch_opt_level(&self) -> Option<&'static str> {
         // clang-19's Hexagon backend takes minutes on big batches of generic 128-lane code
         // at -O1 and above, and miscompiles some of it (a gather through an i32x128 index

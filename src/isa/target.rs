@@ -44,6 +44,15 @@ pub trait Target: Send + Sync {
     ) -> Option<String> {
         None
     }
+    /// Whether loads from register-aligned addresses are cheaper than others (HVX), so that
+    /// strided loads' windows start at a multiple of their stride.
+    fn aligned_loads(&self) -> bool {
+        false
+    }
+    /// Whether [`Target::c_deinterleaving_load`] writes loads for register-sized parts.
+    fn deinterleaving_loads(&self) -> bool {
+        false
+    }
     /// Whether selection looks for sums of byte products to compute with reduction
     /// multiplies (`vrmpy`, `vdmpy`; see `lower::dot`).
     fn reduction_multiplies(&self) -> bool {

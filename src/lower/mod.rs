@@ -251,7 +251,7 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     // a chunk wider than the vector would read past what the caller provides.
     let register_bits = backend.target.register_bits();
     let worth_trying = backend.target.split_wide() && !by_narrowest && {
-        let probe = prepare::prepare_with(&lifted, register_bits, true);
+        let probe = prepare::prepare_with(&lifted, register_bits, true, false);
         probe.chunk_lanes != plain.prepared.chunk_lanes && probe.chunk_lanes <= probe.lanes
     };
     if worth_trying {
@@ -286,7 +286,12 @@ pub fn lower_unlifted(e: &Expr, backend: &Backend) -> Lowered {
 }
 
 fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> Lowered {
-    let prepared = prepare::prepare_with(&lifted, backend.target.register_bits(), by_narrowest);
+    let prepared = prepare::prepare_with(
+        &lifted,
+        backend.target.register_bits(),
+        by_narrowest,
+        backend.target.aligned_loads(),
+    );
     let mut bounds = Intervals::new();
     if prepared.chunked {
         let last = (prepared.lanes.div_ceil(prepared.chunk_lanes) - 1) * prepared.chunk_lanes;
@@ -300,6 +305,9 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
     }
     if backend.target.deinterleave_wide() {
         sel = sel.with_deinterleaving();
+    }
+    if backend.target.deinterleaving_loads() {
+        sel = sel.with_structured_loads();
     }
     if backend.target.reduction_multiplies() {
         sel = sel.with_reduction_multiplies(backend.instrs.clone());

@@ -210,7 +210,7 @@ fn chunk_lanes(e: &Expr, register_bits: u32, by_narrowest: bool) -> u32 {
 
 /// Rebuilds the element-wise expression `e` at `l` lanes for the chunk starting at
 /// [`CHUNK_VAR`].
-fn rechunk(e: &Expr, l: u32) -> Expr {
+fn rechunk(e: &Expr, l: u32, aligned: bool) -> Expr {
     let xo = chunk_var();
     let windows = StridedWindows::of(e);
     crate::ir::visit::rebuild(e, |n, args| -> Result<Expr, crate::ir::TypeError> {
@@ -222,9 +222,9 @@ fn rechunk(e: &Expr, l: u32) -> Expr {
         Ok(match n.op() {
             Op::Load(buf, align) => {
                 let a = affine(n.arg(0)).expect("checked element-wise");
-                let first = windows.first_offset(buf, &a);
+                let first = windows.first_offset(buf, &a, aligned);
                 let base = add_i32(&a.base, &mul_i32(&xo, a.stride));
-                strided_load(buf, *align, lt, base, a.stride, first)
+                strided_load(buf, *align, lt, base, a.stride, first, aligned)
             }
             Op::Ramp => {
                 let a = affine(n).expect("a ramp is affine");
@@ -243,10 +243,10 @@ fn rechunk(e: &Expr, l: u32) -> Expr {
 }
 
 /// The strided loads of an expression grouped by buffer, stride and non-constant base, with
-/// the smallest constant offset of each group: loads of `2x + 1` and `2x + 2` share the
-/// window starting at `2x`, and nothing reads before the group's first offset rounded down
-/// to a multiple of the stride (outside what the caller provides: a load of `2x + 5`
-/// alone never reads `2x`).
+/// the smallest constant offset of each group: loads of `2x + 1` and `2x + 2` share one
+/// window, and nothing reads before the group's first offset rounded down to a multiple of
+/// the stride (outside what the caller provides: a load of `2x + 5` alone never reads
+/// `2x`).
 struct StridedWindows(Vec<(Sym, i64, Expr, i64)>);
 
 impl StridedWindows {
@@ -270,21 +270,28 @@ impl StridedWindows {
         StridedWindows(groups)
     }
 
-    /// The smallest constant offset among the loads sharing `a`'s group.
-    fn first_offset(&self, buf: &Sym, a: &Affine) -> i64 {
+    /// The constant offset at which the window of `a`'s group starts: the group's smallest,
+    /// rounded down to a multiple of the stride when `aligned`.
+    fn first_offset(&self, buf: &Sym, a: &Affine, aligned: bool) -> i64 {
         let (rest, k) = split_const(&a.base);
-        self.0
+        let first = self
+            .0
             .iter()
             .find(|g| g.0 == *buf && g.1 == a.stride && g.2 == rest)
-            .map_or(k, |g| g.3)
+            .map_or(k, |g| g.3);
+        if aligned {
+            first - first.rem_euclid(a.stride)
+        } else {
+            first
+        }
     }
 }
 
 /// `buf[ramp(base, stride, lanes)]`, with small positive strides as a dense load and a slice,
-/// the load starting at the group's first offset `first` rounded down to a multiple of the
-/// stride when this load's offset is less than a stride after that (so `2x` and `2x + 1`
-/// share a load), else at its own offset rounded down; stride 0 is a broadcast of one
-/// scalar load.
+/// the load starting at the group's window `first` when this load's offset is less than a
+/// stride after it (so `2x` and `2x + 1` share a load), else at its own offset (rounded
+/// down to a multiple of the stride when `aligned`); stride 0 is a broadcast of one scalar
+/// load.
 fn strided_load(
     buf: &Sym,
     align: Option<crate::ir::Align>,
@@ -292,6 +299,7 @@ fn strided_load(
     base: Expr,
     stride: i64,
     first: i64,
+    aligned: bool,
 ) -> Expr {
     let load_at = |b: Expr, s: i64, lanes: u32| {
         let idx = mk_typed(Op::Ramp, Type::vec(Elem::I32, lanes), vec![b, i32c(s)]);
@@ -305,13 +313,12 @@ fn strided_load(
         }
         2..=4 => {
             let (rest, k) = split_const(&base);
-            // The group's window starts at its first offset rounded down to a multiple of
-            // the stride (the footprint allows that much before a strided load).
-            let window = first - first.rem_euclid(stride);
-            let start = if (0..stride).contains(&(k - window)) {
-                k - window
-            } else {
+            let start = if (0..stride).contains(&(k - first)) {
+                k - first
+            } else if aligned {
                 k.rem_euclid(stride)
+            } else {
+                0
             };
             let dense_base = add_i32(&rest, &i32c(k - start));
             let dense = load_at(dense_base, 1, t.lanes * stride as u32);
@@ -389,12 +396,20 @@ pub fn fold_splats(e: &Expr) -> Expr {
 }
 
 pub fn prepare(e: &Expr, register_bits: u32) -> Prepared {
-    prepare_with(e, register_bits, false)
+    prepare_with(e, register_bits, false, false)
 }
 
 /// [`prepare`], with chunks a register of the narrowest element type in `e` when
-/// `by_narrowest` (wider values then span register pairs).
-pub fn prepare_with(e: &Expr, register_bits: u32, by_narrowest: bool) -> Prepared {
+/// `by_narrowest` (wider values then span register pairs), and strided loads' windows
+/// starting at multiples of their stride when `aligned_windows` (so they stay aligned
+/// where aligned loads are cheaper, HVX; elsewhere they start at the first element used,
+/// which clang shuffles better on AVX2).
+pub fn prepare_with(
+    e: &Expr,
+    register_bits: u32,
+    by_narrowest: bool,
+    aligned_windows: bool,
+) -> Prepared {
     let (e, vector_inputs, bool_result) = normalize_inputs(e);
     let e = super::parity::interleave_parity_selects(&e);
     let e = fold_splats(&e);
@@ -402,7 +417,7 @@ pub fn prepare_with(e: &Expr, register_bits: u32, by_narrowest: bool) -> Prepare
     if lanes > 1 && element_wise(&e, lanes) {
         let l = chunk_lanes(&e, register_bits, by_narrowest);
         return Prepared {
-            chunk: rechunk(&e, l),
+            chunk: rechunk(&e, l, aligned_windows),
             lanes,
             chunk_lanes: l,
             chunked: true,
@@ -485,17 +500,19 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_lone_strided_load_starts_at_its_own_offset_rounded_down() {
-        // `2x + 5` alone may read from `2x + 4` (the footprint allows a stride minus one
-        // before it), never from `2x`.
+    fn a_lone_strided_load_starts_at_its_own_offset() {
+        // `2x + 5` alone reads from `2x + 5`, or from `2x + 4` where windows are aligned
+        // (the footprint allows a stride minus one before it), never from `2x`.
         let e = entry("(int16((uint8)in_u8((2*x) + 5)) + (int16)3)", 16);
-        let p = prepare(&e, 256);
-        let load = crate::ir::visit::post_order(&p.chunk)
-            .into_iter()
-            .find(|n| matches!(n.op(), Op::Load(..)))
-            .expect("a load");
-        let (_, k) = split_const(load.arg(0).arg(0));
-        assert_eq!(k, 4, "{}", p.chunk);
+        for (aligned, first) in [(false, 5), (true, 4)] {
+            let p = prepare_with(&e, 256, false, aligned);
+            let load = crate::ir::visit::post_order(&p.chunk)
+                .into_iter()
+                .find(|n| matches!(n.op(), Op::Load(..)))
+                .expect("a load");
+            let (_, k) = split_const(load.arg(0).arg(0));
+            assert_eq!(k, first, "{}", p.chunk);
+        }
     }
 
     #[test]

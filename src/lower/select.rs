@@ -165,6 +165,9 @@ pub struct Selector<'r> {
     halves: [HashMap<usize, Expr>; 2],
     /// Whether wide values may be computed as their even and odd lanes (HVX).
     deinterleave: bool,
+    /// Whether the target loads registers deinterleaved (`ld2` to `ld4`), so that half of a
+    /// strided slice is best a slice of half the load.
+    structured_loads: bool,
     /// Even and odd halves built so far, by node.
     parities: [HashMap<usize, Expr>; 2],
     bounds: Intervals,
@@ -187,6 +190,7 @@ impl<'r> Selector<'r> {
             split_to: None,
             halves: [HashMap::new(), HashMap::new()],
             deinterleave: false,
+            structured_loads: false,
             parities: [HashMap::new(), HashMap::new()],
             bounds,
             reductions: None,
@@ -208,6 +212,13 @@ impl<'r> Selector<'r> {
     /// instructions produce and its narrowing instructions consume.
     pub fn with_deinterleaving(mut self) -> Self {
         self.deinterleave = true;
+        self
+    }
+
+    /// Splits strided slices wider than a register into slices of half-loads, for targets
+    /// with deinterleaving loads.
+    pub fn with_structured_loads(mut self) -> Self {
+        self.structured_loads = true;
         self
     }
 
@@ -354,11 +365,12 @@ impl<'r> Selector<'r> {
             return None;
         }
         let register_bits = self.register_bits;
+        let structured = self.structured_loads;
         let mut halves = Vec::new();
         for hi in [false, true] {
             let memo = &mut self.halves[hi as usize];
             halves.push(rebuild_lanes(e, t.lanes / 2, |a| {
-                half_memo(a, hi, register_bits, memo)
+                half_memo(a, hi, register_bits, structured, memo)
             })?);
         }
         Expr::build(Op::Concat, None, halves).ok()
@@ -482,7 +494,13 @@ pub(crate) fn rebuild_lanes(
 /// without a slice where that is free:
 /// lane-wise nodes are rebuilt at half the lanes over the halves of their operands, so
 /// that rules see the same shapes at the narrower width.
-fn half_memo(e: &Expr, hi: bool, register_bits: u32, memo: &mut HashMap<usize, Expr>) -> Expr {
+fn half_memo(
+    e: &Expr,
+    hi: bool,
+    register_bits: u32,
+    structured: bool,
+    memo: &mut HashMap<usize, Expr>,
+) -> Expr {
     if let Some(h) = memo.get(&e.id()) {
         return h.clone();
     }
@@ -506,14 +524,16 @@ fn half_memo(e: &Expr, hi: bool, register_bits: u32, memo: &mut HashMap<usize, E
             Op::Load(..) if t.total_bits() > register_bits as u64 => {
                 load_part(e, start, h).unwrap_or_else(slice)
             }
-            // Half of a strided slice wider than a register is the same slice of half the
-            // load: each half deinterleaves one register-sized load (`ld2`) instead of the
-            // whole load being deinterleaved and then split. A slice that fits a register
-            // stays whole: high-half instructions read its halves.
+            // On targets with deinterleaving loads, half of a strided slice wider than a
+            // register is the same slice of half the load: each half is one `ld2` instead
+            // of the whole load being deinterleaved and then split. A slice that fits a
+            // register stays whole: high-half instructions read its halves. (On AVX2,
+            // clang's shuffles of the whole load are faster than of two half-loads.)
             Op::Slice {
                 start: first,
                 stride,
-            } if *stride > 1
+            } if structured
+                && *stride > 1
                 && t.total_bits() > register_bits as u64
                 && first < stride
                 && stride * (start + h) <= e.arg(0).ty().lanes
@@ -534,7 +554,8 @@ fn half_memo(e: &Expr, hi: bool, register_bits: u32, memo: &mut HashMap<usize, E
                     .unwrap_or_else(slice)
             }
             _ if lane_wise(e) => {
-                rebuild_lanes(e, h, |a| half_memo(a, hi, register_bits, memo)).unwrap_or_else(slice)
+                rebuild_lanes(e, h, |a| half_memo(a, hi, register_bits, structured, memo))
+                    .unwrap_or_else(slice)
             }
             _ => slice(),
         }
