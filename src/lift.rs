@@ -153,21 +153,27 @@ pub fn narrow_truncated_arithmetic(e: &Expr) -> Expr {
 /// of the same width and reinterpreted: `u16(a) + u16(b)` with `a`, `b` of type `i8`
 /// becomes `u16(i16(a) + i16(b))`. Wrapping operations give the same bits in either
 /// signedness, and the signed form meets the signed widening instructions (`saddl`,
-/// `saddw`, `vpmovsx`). `None` when `e` reads no sign extension to its own type. Callers
-/// keep it only when it is cheaper.
+/// `saddw`, `vpmovsx`). `None` when `e` reads no sign extension to its own type, or one
+/// from less than half its width. Callers keep it only when it is cheaper.
 pub fn wrapping_in_signed(e: &Expr) -> Option<Expr> {
     use crate::ir::Op;
     let elem = e.ty().elem;
     if !is_plain_int(elem) || elem.is_signed() {
         return None;
     }
-    let extends = crate::ir::visit::any_node(e, |n| {
+    // Only extensions from half the width: those are what the signed widening
+    // instructions take (an i8 summed into u32 computed signed was twice as slow on Arm,
+    // extended in quarter-register chunks).
+    let sign_extension = |n: &Expr| {
         matches!(n.op(), Op::Cast)
             && n.ty().elem == elem
             && is_plain_int(n.arg(0).ty().elem)
             && n.arg(0).ty().elem.is_signed()
             && n.arg(0).ty().elem.bits() < elem.bits()
-    });
+    };
+    let half = |n: &Expr| 2 * n.arg(0).ty().elem.bits() == elem.bits();
+    let extends = crate::ir::visit::any_node(e, sign_extension)
+        && !crate::ir::visit::any_node(e, |n| sign_extension(n) && !half(n));
     extends.then(|| truncated(e, elem.with_signed(true)).cast(elem))
 }
 
@@ -503,6 +509,9 @@ mod tests {
         assert_same_values(&e, &n, &[("a", i8t), ("b", u8t)]);
         let unsigned_only = crate::syntax::halide::parse_with_vars("uint16(b) + (uint16)1", &vars);
         assert!(wrapping_in_signed(&unsigned_only).is_none());
+        // From a quarter of the width: no signed widening instruction takes it.
+        let quarter = crate::syntax::halide::parse_with_vars("uint32(a) + (uint32)1", &vars);
+        assert!(wrapping_in_signed(&quarter).is_none());
     }
 
     #[test]
