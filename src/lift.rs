@@ -441,23 +441,44 @@ mod tests {
         }
     }
 
-    #[test]
-    fn wrapping_truncations_move_to_the_leaves_exactly() {
-        let (i8t, u8t) = (
-            Type::parse("i8x8", false).unwrap(),
-            Type::parse("u8x8", false).unwrap(),
-        );
-        let vars = [("a", "i8x8"), ("b", "u8x8")];
-        let e = crate::syntax::halide::parse_with_vars(
-            "int16(int32(a) * (int32)3 + (int32(b) << (int32)2) - select(a < (int8)0, int32(b), (int32)-7))",
-            &vars,
-        );
+    /// `text` over `vars`, with its wrapping truncations moved to the leaves, keeps no 32-bit
+    /// operation and computes the same values.
+    fn assert_narrowed_below_32_bits_exactly(text: &str, vars: &[(&str, &str)]) {
+        let e = crate::syntax::halide::parse_with_vars(text, vars);
         let n = narrow_truncated_arithmetic(&e);
         assert!(
             !crate::ir::visit::any_node(&n, |x| x.ty().elem.bits() == 32),
             "no 32-bit operation is left: {n}"
         );
-        assert_same_values(&e, &n, &[("a", i8t), ("b", u8t)]);
+        let types: Vec<(&str, Type)> = vars
+            .iter()
+            .map(|&(v, t)| (v, Type::parse(t, false).unwrap()))
+            .collect();
+        assert_same_values(&e, &n, &types);
+    }
+
+    #[test]
+    fn a_select_on_a_value_compared_with_itself_is_one_arm() {
+        let vars = [("a", "i16x8"), ("b", "u8x8"), ("c", "u8x8")];
+        for (text, arm) in [
+            ("select(a > a, b, c)", "c"),
+            ("select(a != a, b, c)", "c"),
+            ("select(a <= a, b, c)", "b"),
+            ("select(a == a, b, c)", "b"),
+        ] {
+            let e = crate::syntax::halide::parse_with_vars(text, &vars);
+            let arm = crate::syntax::halide::parse_with_vars(arm, &vars);
+            assert_eq!(lift(&e), arm, "{text}");
+        }
+    }
+
+    #[test]
+    fn wrapping_truncations_move_to_the_leaves_exactly() {
+        let vars = [("a", "i8x8"), ("b", "u8x8")];
+        assert_narrowed_below_32_bits_exactly(
+            "int16(int32(a) * (int32)3 + (int32(b) << (int32)2) - select(a < (int8)0, int32(b), (int32)-7))",
+            &vars,
+        );
         // A truncation of a division stays where it is: its low bits need every bit.
         let d = crate::syntax::halide::parse_with_vars("int8(int32(a) / (int32)3)", &vars);
         assert_eq!(narrow_truncated_arithmetic(&d), d);
@@ -465,10 +486,6 @@ mod tests {
 
     #[test]
     fn truncated_shifts_and_halving_adds_are_computed_in_twice_the_width() {
-        let (i16t, u16t) = (
-            Type::parse("i16x8", false).unwrap(),
-            Type::parse("u16x8", false).unwrap(),
-        );
         let vars = [("a", "i16x8"), ("b", "u16x8")];
         for text in [
             "uint8(halving_add(int32(a) * (int32)4, int32(a) + int32(b)) | int32(b))",
@@ -476,13 +493,7 @@ mod tests {
             "uint8(rounding_halving_add(int32(a) - int32(b), int32(b) << (int32)3))",
             "int8(halving_sub(uint32(b) * (uint32)3, uint32(a)))",
         ] {
-            let e = crate::syntax::halide::parse_with_vars(text, &vars);
-            let n = narrow_truncated_arithmetic(&e);
-            assert!(
-                !crate::ir::visit::any_node(&n, |x| x.ty().elem.bits() == 32),
-                "no 32-bit operation is left: {n}"
-            );
-            assert_same_values(&e, &n, &[("a", i16t), ("b", u16t)]);
+            assert_narrowed_below_32_bits_exactly(text, &vars);
         }
         // Nine low bits of a shift by nine need more than twice eight bits: kept.
         let e = crate::syntax::halide::parse_with_vars("int8(int32(a) >> (int32)9)", &vars);

@@ -306,14 +306,32 @@ fn kernels_are_narrowed_and_widened_by_cost() {
     }
 }
 
+/// A kernel from its text.
+fn kernel_of(text: &str) -> kernel::Kernel {
+    kernel::parse(&harrow::diag::Source::new("t.hk", text)).unwrap()
+}
+
+/// Runs the C `c` of `k` at `extents` and fails on any output that differs from the
+/// interpreter's.
+fn assert_runs_correctly(
+    k: &kernel::Kernel,
+    be: &harrow::lower::Backend,
+    c: &str,
+    lanes: u32,
+    extents: &[i64],
+) {
+    let r = kernel::harness::run_c(k, be, c, lanes, extents, 1).unwrap();
+    assert!(r.mismatch.is_none(), "{extents:?}: {:?}", r.mismatch);
+}
+
 /// A cheap element-wise body runs several vectors per loop iteration, then single chunks,
-/// then a shifted last chunk; a copy is the plain loop clang turns into `memcpy`. Every row
-/// width from one chunk to past two unrolled iterations is computed correctly.
+/// then a shifted last chunk, with load positions in pointer-sized arithmetic; a copy is the
+/// plain loop clang turns into `memcpy`. Every row width from one chunk to past two unrolled
+/// iterations is computed correctly.
 #[test]
 fn rows_are_unrolled_and_copies_stay_plain_loops() {
     let be = harrow::lower::backend("x86-avx2").unwrap();
-    let add = "input in: u8[1]\noutput out(x): u8 = in(x) + in(x + 1)\n";
-    let k = kernel::parse(&harrow::diag::Source::new("add.hk", add)).unwrap();
+    let k = kernel_of("input in: u8[1]\noutput out(x): u8 = in(x) + in(x + 1)\n");
     let b = kernel::harness::build(&k, &be, None);
     let steps: Vec<u32> =
         b.c.lines()
@@ -325,26 +343,38 @@ fn rows_are_unrolled_and_copies_stay_plain_loops() {
         "an unrolled loop and a loop of single chunks: {steps:?}\n{}",
         b.c
     );
+    assert!(
+        b.c.contains("ptrdiff_t v"),
+        "load positions in ptrdiff_t:\n{}",
+        b.c
+    );
     for width in [
         steps[1] as i64,
         47,
         steps[0] as i64 + 1,
         2 * steps[0] as i64 + 33,
     ] {
-        let r = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[width], 1).unwrap();
-        assert!(r.mismatch.is_none(), "width {width}: {:?}", r.mismatch);
+        assert_runs_correctly(&k, &be, &b.c, b.lanes, &[width]);
     }
 
-    let copy = "input in: i16[1]\noutput out(x): u16 = u16(in(x + 1))\n";
-    let k = kernel::parse(&harrow::diag::Source::new("copy.hk", copy)).unwrap();
+    let k = kernel_of("input in: i16[1]\noutput out(x): u16 = u16(in(x + 1))\n");
     let b = kernel::harness::build(&k, &be, None);
     assert!(
         !b.c.contains("p_hv_x"),
         "a copy is one plain loop:\n{}",
         b.c
     );
-    let r = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300], 1).unwrap();
-    assert!(r.mismatch.is_none(), "{:?}", r.mismatch);
+    assert_runs_correctly(&k, &be, &b.c, b.lanes, &[300]);
+}
+
+/// Counted, the same code costs the same: harrow's function and the baseline are both
+/// calls, through one pointer, so a copy (the same `memcpy` call in both) counts 1.00x.
+#[test]
+fn identical_code_counts_identically() {
+    let be = harrow::lower::backend("arm-neon").unwrap();
+    let k = kernel_of("input in: i8[1]\noutput out(x): u8 = u8(in(x + 1))\n");
+    let r = kernel::count::count(&k, &be, &[256], None, None).unwrap();
+    assert_eq!(r.harrow_per_elem, r.scalar_per_elem, "{:?}", r.name);
 }
 
 /// A strided load at an offset reads nothing before its footprint: inputs sit just
@@ -353,8 +383,8 @@ fn rows_are_unrolled_and_copies_stay_plain_loops() {
 fn strided_loads_read_nothing_before_the_footprint() {
     for target in ["x86-avx2", "arm-neon"] {
         let be = harrow::lower::backend(target).unwrap();
-        let text = "input in: i32[1]\noutput out(x): i8 = saturating_cast<i8>(in(3 * x + 1))\n";
-        let k = kernel::parse(&harrow::diag::Source::new("t.hk", text)).unwrap();
+        let k =
+            kernel_of("input in: i32[1]\noutput out(x): i8 = saturating_cast<i8>(in(3 * x + 1))\n");
         let r = kernel::harness::run(&k, &be, &[300], None, 1).unwrap();
         assert!(r.mismatch.is_none(), "{target}: {:?}", r.mismatch);
     }
@@ -362,14 +392,28 @@ fn strided_loads_read_nothing_before_the_footprint() {
 
 /// On Arm, strided slices of a load of exactly `stride` registers are one structured load
 /// (`vld3q`): clang did not find `ld3` behind the shuffle when a narrowing followed it, and
-/// moved lanes one by one.
+/// moved lanes one by one. A strided slice wider than a register is one per half (`vld2q`).
 #[test]
 fn strided_loads_deinterleave_with_structured_loads_on_arm() {
     let be = harrow::lower::backend("arm-neon").unwrap();
-    let text = "input in: i16[1]\noutput out(x): i32 = i32(u8(in(3 * x + 2)) - saturating_cast<u8>(in(3 * x)))\n";
-    let k = kernel::parse(&harrow::diag::Source::new("t.hk", text)).unwrap();
-    let b = kernel::harness::build(&k, &be, None);
-    assert!(b.c.contains("vld3q_s16("), "{}", b.c);
-    let r = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300], 1).unwrap();
-    assert!(r.mismatch.is_none(), "{:?}", r.mismatch);
+    for (text, load, count) in [
+        (
+            "input in: i16[1]\noutput out(x): i32 = i32(u8(in(3 * x + 2)) - saturating_cast<u8>(in(3 * x)))\n",
+            "vld3q_s16(",
+            2,
+        ),
+        (
+            "input in: u16[1]\noutput out(x): i8 = i8(i16(in(2 * x)) * 2 + i16(in(2 * x + 1)))\n",
+            "vld2q_u16(",
+            2,
+        ),
+    ] {
+        let k = kernel_of(text);
+        let b = kernel::harness::build(&k, &be, Some(16));
+        // The shifted last chunk computes one chunk: 16 lanes, two registers of 16 bits.
+        let last_chunk = b.c.split("if (p_hv_x < e0)").nth(1).unwrap_or("");
+        let last_chunk = last_chunk.split("} else {").next().unwrap_or("");
+        assert_eq!(last_chunk.matches(load).count(), count, "{load}:\n{}", b.c);
+        assert_runs_correctly(&k, &be, &b.c, b.lanes, &[300]);
+    }
 }
