@@ -58,6 +58,12 @@ pub trait Target: Send + Sync {
     fn reduction_multiplies(&self) -> bool {
         false
     }
+    /// Number of vector registers the compiler can allocate (x86 before AVX-512 has 16;
+    /// AArch64, AVX-512 and HVX have 32). Kernels choose their width so that the values a
+    /// loop keeps in registers fit.
+    fn vector_registers(&self) -> u32 {
+        32
+    }
     /// Whether chunks are sized by the narrowest element type in the expression (a full
     /// register of it) rather than by the result type.
     fn chunk_by_narrowest(&self) -> bool {

@@ -98,6 +98,13 @@ impl super::target::Target for Variant {
         Variant::register_bits(*self)
     }
 
+    fn vector_registers(&self) -> u32 {
+        match self {
+            Variant::Avx2 => 16,
+            Variant::Avx512 => 32,
+        }
+    }
+
     fn cannot_run_here(&self) -> Option<String> {
         let missing = host_lacks(&self.runtime_features())?;
         Some(format!(

@@ -66,6 +66,86 @@ impl Compiled {
                 .map(|s| s.cost() + LOOP_OVERHEAD)
                 .sum::<f64>()
     }
+
+    /// [`Compiled::cost`] plus what spilling registers is estimated to add on `target`:
+    /// the width choice compares this, so a wider vector that no longer fits the register
+    /// file (many loop-invariant weights next to a wide accumulator) is not preferred.
+    pub fn cost_on(&self, target: &dyn crate::isa::target::Target) -> f64 {
+        let adjust = |l: &Lowered, in_body: bool| {
+            let (hoisted, spills) = loop_invariance(
+                &l.selected,
+                in_body,
+                target.register_bits(),
+                target.vector_registers(),
+            );
+            (spills - hoisted) * f64::from(l.chunks())
+        };
+        self.cost()
+            + adjust(&self.body, true)
+            + self.steps.iter().map(|s| adjust(s, false)).sum::<f64>()
+    }
+}
+
+/// The loop-invariant part of a chunk: the cost of the nodes clang hoists out of the loop
+/// (selection counts them per chunk, which makes a wider vector, whose chunks share them,
+/// look cheaper than it is), and [`spill_cost`]. In the body's loop only the vector
+/// position varies; a reduction step's loop also varies its reduction variables, so there
+/// every variable counts as varying.
+fn loop_invariance(chunk: &Expr, in_body: bool, register_bits: u32, registers: u32) -> (f64, f64) {
+    let nodes = crate::ir::visit::post_order(chunk);
+    let mut variant: std::collections::HashMap<usize, bool> = std::collections::HashMap::new();
+    let mut hoisted = 0.0;
+    for n in &nodes {
+        let v = match n.op() {
+            Op::Var(s) => !in_body || &**s == VEC_POS || &**s == prepare::CHUNK_VAR,
+            _ => n.args().iter().any(|a| variant[&a.id()]),
+        };
+        variant.insert(n.id(), v);
+        if !v && !matches!(n.op(), Op::Const(_)) {
+            hoisted += crate::lower::select::generic_cost(n, register_bits);
+        }
+    }
+    (
+        hoisted,
+        spill_cost(&nodes, &variant, register_bits, registers),
+    )
+}
+
+/// Estimated cycles spilling adds to one chunk: a store and a reload for every register
+/// the chunk needs beyond `registers`. The chunk needs one register (or several, for a
+/// value wider than one) for each loop-invariant vector it reads (weights, splatted
+/// parameters and constants, which clang hoists out of the loop) and a working set of
+/// about twice its widest value (clang schedules loads early, so several live at once).
+/// Measured on AVX2: a 13-tap byte product sum at 32 lanes (13 weights, two accumulator
+/// registers) runs 0.64x clang -O3 with its spills and 0.83x at 16 lanes.
+fn spill_cost(
+    nodes: &[Expr],
+    variant: &std::collections::HashMap<usize, bool>,
+    register_bits: u32,
+    registers: u32,
+) -> f64 {
+    /// Cycles per register beyond the file: a spill store and a reload, and the loads
+    /// the scheduler can no longer hoist.
+    const SPILL_CYCLES: f64 = 2.0;
+    let regs = |e: &Expr| e.ty().total_bits().div_ceil(u64::from(register_bits)) as u32;
+    let mut invariant_used = BTreeSet::new();
+    let mut widest = 0;
+    for n in nodes {
+        if !variant[&n.id()] {
+            continue;
+        }
+        if !n.ty().is_scalar() {
+            widest = widest.max(regs(n));
+        }
+        for a in n.args() {
+            if !variant[&a.id()] && !a.ty().is_scalar() && !matches!(a.op(), Op::Const(_)) {
+                invariant_used.insert((a.id(), regs(a)));
+            }
+        }
+    }
+    let invariant: u32 = invariant_used.iter().map(|(_, r)| r).sum();
+    let needed = invariant + 2 * widest + 1;
+    f64::from(needed.saturating_sub(registers)) * SPILL_CYCLES
 }
 
 /// Estimated cycles of body an unrolled row loop iteration should hold at least, so that
@@ -268,7 +348,7 @@ pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compil
             bodies.push(Kernel { body, ..k.clone() });
         }
     }
-    let per_lane = |c: &Compiled| c.cost() / f64::from(c.lanes);
+    let per_lane = |c: &Compiled| c.cost_on(target) / f64::from(c.lanes);
     // Each body at its first candidate width, side by side; then the bodies that lowered
     // to new code, and are not far behind, at their other widths (a narrower body gains
     // most from a wider vector, so a body behind at the first width may still win; the
