@@ -84,7 +84,7 @@ fn operations_without_a_vector_form_say_why() {
     );
     let l = lowered(
         "x86-avx2",
-        "halving_add((int64)in_i64(x), (int64)in_i64(x + 8))",
+        "mul_shift_right((int64)in_i64(x), (int64)in_i64(x + 8), (uint64)3)",
         8,
     );
     let ir = lower::listing(&l);

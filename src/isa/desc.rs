@@ -149,6 +149,11 @@ pub fn parse_file(src: &Arc<Source>) -> Result<Vec<InstrDecl>, Diag> {
         }
         let latency = number(&mut p)?;
         let throughput = number(&mut p)?;
+        let load_throughput = if p.eat_ident("load") {
+            Some(number(&mut p)?)
+        } else {
+            None
+        };
         p.expect("=")?;
         let semantics = p.expr()?;
         let end = semantics.span.end;
@@ -163,6 +168,7 @@ pub fn parse_file(src: &Arc<Source>) -> Result<Vec<InstrDecl>, Diag> {
             cost: InstrCost {
                 latency,
                 throughput,
+                load_throughput,
             },
             semantics,
             doc: doc_above(src, line),

@@ -13,6 +13,10 @@ pub struct InstrCost {
     pub latency: f32,
     /// Cycles between independent issues (reciprocal throughput).
     pub throughput: f32,
+    /// Reciprocal throughput when the operand is read straight from memory (`load T` in a
+    /// description): some conversions cost less with the load folded in than from a
+    /// register (x86 `vpmovzxbw ymm, m128` issues twice as often as from `xmm`).
+    pub load_throughput: Option<f32>,
 }
 
 /// An instruction instantiated at concrete types. Its meaning is `semantics`, an IR

@@ -14,7 +14,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::bounds::{Bounds, Intervals};
-use crate::ir::{Expr, Op};
+use crate::ir::{Expr, Op, mk_typed};
 use crate::rules::RuleSet;
 use crate::types::Elem;
 
@@ -141,7 +141,7 @@ pub fn dag_cost(e: &Expr, register_bits: u32) -> f64 {
         };
         constant.insert(n.id(), c);
         if !c {
-            total += generic_cost(&n, register_bits);
+            total += folded_load_cost(&n).unwrap_or_else(|| generic_cost(&n, register_bits));
             // A tie-breaker far below any instruction's cost: a vector constant operand
             // takes a register that a scalar-operand form does not (prefer `vmpyi(h, b)`
             // with the constant in a scalar register to `vmpyi(h, h)` with a splat).
@@ -153,6 +153,29 @@ pub fn dag_cost(e: &Expr, register_bits: u32) -> f64 {
         }
     }
     total
+}
+
+/// The cost of an instruction whose operand is a dense load it reads from memory, where
+/// its description says that is cheaper than from a register (`load` throughput: x86
+/// widening conversions). The load itself is still counted once.
+fn folded_load_cost(n: &Expr) -> Option<f64> {
+    let mut load = n.args().first()?;
+    // A register-sized part of a wider load is a load at an offset, and a reinterpreting
+    // cast (same width) only changes how the lanes are read.
+    loop {
+        match load.op() {
+            Op::Slice { stride: 1, .. } | Op::Reinterpret => load = load.arg(0),
+            Op::Cast if load.arg(0).ty().elem.bits() == load.ty().elem.bits() => load = load.arg(0),
+            _ => break,
+        }
+    }
+    if !matches!(load.op(), Op::Load(..)) || !is_dense(load) {
+        return None;
+    }
+    match n.op() {
+        Op::Instr(i) => i.cost.load_throughput.map(|t| t.max(0.25) as f64),
+        _ => None,
+    }
 }
 
 /// True for a load whose index is `ramp(b, 1, n)`.
@@ -321,6 +344,12 @@ impl<'r> Selector<'r> {
                 best = cand;
             }
         }
+        if let Some(cand) = sunk_shuffle(e) {
+            let cand = self.select(&cand);
+            if cand.cost < best.cost {
+                best = cand;
+            }
+        }
         if let Some(table) = self.reductions.clone()
             && let Some(cand) = super::dot::candidate(e, &table)
         {
@@ -446,6 +475,59 @@ impl<'r> Selector<'r> {
     pub fn bounds(&mut self) -> &mut dyn Bounds {
         &mut self.bounds
     }
+}
+
+/// A shuffle of one lane-wise node as the node over its operands shuffled alike (each
+/// lane is computed from the same lane of its operands, so it can be computed where the
+/// shuffle puts it), sunk through every lane-wise node below to the leaves. Rules that
+/// consume lanes in a permuted order (x86 packs work within 128-bit blocks) ask for such
+/// shuffles; sunk to the leaves, the shuffles of loads meet rules that produce that order
+/// directly (unpacks against zero widen within blocks), and the arithmetic between them
+/// is the arithmetic rules know, not opaque shuffles.
+fn sunk_shuffle(e: &Expr) -> Option<Expr> {
+    let Op::Shuffle(idx) = e.op() else {
+        return None;
+    };
+    if e.args().len() != 1 || !lane_wise(e.arg(0)) {
+        return None;
+    }
+    let mut memo = HashMap::new();
+    Some(shuffled(e.arg(0), idx, &mut memo))
+}
+
+/// `shuffle(idx, e)` with the shuffle moved below lane-wise nodes, written without a
+/// shuffle where that is free: a broadcast stays a broadcast, and a shuffle of a shuffle
+/// is one shuffle. `memo` is keyed by node and lane order (a DAG shares operands).
+fn shuffled(e: &Expr, idx: &[u32], memo: &mut HashMap<(usize, Vec<u32>), Expr>) -> Expr {
+    let key = (e.id(), idx.to_vec());
+    if let Some(x) = memo.get(&key) {
+        return x.clone();
+    }
+    let lanes = idx.len() as u32;
+    let plain = || {
+        mk_typed(
+            Op::Shuffle(idx.into()),
+            e.ty().with_lanes(lanes),
+            vec![e.clone()],
+        )
+    };
+    let out = match e.op() {
+        _ if e.ty().is_scalar() => e.clone(),
+        Op::Broadcast if e.arg(0).ty().is_scalar() => e.arg(0).broadcast(lanes),
+        Op::Shuffle(inner) if e.args().len() == 1 => {
+            let composed: Vec<u32> = idx.iter().map(|&i| inner[i as usize]).collect();
+            shuffled(e.arg(0), &composed, memo)
+        }
+        _ if idx.iter().enumerate().all(|(i, &j)| i as u32 == j) && lanes == e.ty().lanes => {
+            e.clone()
+        }
+        _ if lane_wise(e) => {
+            rebuild_lanes(e, lanes, |a| shuffled(a, idx, memo)).unwrap_or_else(plain)
+        }
+        _ => plain(),
+    };
+    memo.insert(key, out.clone());
+    out
 }
 
 /// True for nodes that compute each lane from the same lane of their vector operands.
