@@ -11,7 +11,6 @@ pub mod op;
 pub mod typeck;
 pub mod visit;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
@@ -67,7 +66,7 @@ pub struct TypeError(pub String);
 const SHARDS: usize = 16;
 
 struct Shard {
-    table: HashMap<u64, Vec<Weak<Node>>>,
+    table: crate::util::idhash::IdMap<u64, Vec<Weak<Node>>>,
     inserts_since_sweep: usize,
 }
 
@@ -75,7 +74,7 @@ static INTERNER: LazyLock<Vec<Mutex<Shard>>> = LazyLock::new(|| {
     (0..SHARDS)
         .map(|_| {
             Mutex::new(Shard {
-                table: HashMap::new(),
+                table: crate::util::idhash::IdMap::default(),
                 inserts_since_sweep: 0,
             })
         })

@@ -9,7 +9,7 @@ use crate::types::{Elem, Type};
 /// Every distinct node reachable from `root`, children before parents.
 pub fn post_order(root: &Expr) -> Vec<Expr> {
     let mut out = Vec::new();
-    let mut seen = HashSet::new();
+    let mut seen = crate::util::idhash::IdSet::default();
     // Explicit stack: expressions from the corpus nest deeply enough to matter.
     let mut stack: Vec<(Expr, bool)> = vec![(root.clone(), false)];
     while let Some((e, expanded)) = stack.pop() {

@@ -2,5 +2,6 @@
 
 pub mod corpus;
 pub mod exprgen;
+pub mod idhash;
 pub mod rng;
 pub mod shared;
