@@ -496,3 +496,29 @@ fn compile_explain_says_how_uncovered_nodes_are_written() {
         "{out}"
     );
 }
+
+/// Output into a pipe whose reader has gone (`harrow ... | head -1`) ends the program
+/// quietly: no panic message, exit status 0.
+#[test]
+fn closed_output_pipe_is_not_a_panic() {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args([
+            "compile",
+            "benchmarks/add.hk",
+            "--target",
+            "x86-avx2",
+            "--emit",
+            "c",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("harrow starts");
+    // Close the read end before harrow (which compiles first) writes anything.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("harrow ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}

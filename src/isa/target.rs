@@ -64,6 +64,12 @@ pub trait Target: Send + Sync {
     fn vector_registers(&self) -> u32 {
         32
     }
+    /// Whether the compiler folds a load into the widening instruction that reads it (x86
+    /// `vpmovzxbd ymm, m64`), so widening a freshly loaded vector costs little more than the
+    /// load, even where the load is narrower than a register.
+    fn folds_widening_loads(&self) -> bool {
+        false
+    }
     /// Whether chunks are sized by the narrowest element type in the expression (a full
     /// register of it) rather than by the result type.
     fn chunk_by_narrowest(&self) -> bool {

@@ -98,6 +98,10 @@ impl super::target::Target for Variant {
         Variant::register_bits(*self)
     }
 
+    fn folds_widening_loads(&self) -> bool {
+        true
+    }
+
     fn vector_registers(&self) -> u32 {
         match self {
             Variant::Avx2 => 16,

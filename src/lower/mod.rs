@@ -309,6 +309,9 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
     if backend.target.deinterleaving_loads() {
         sel = sel.with_structured_loads();
     }
+    if backend.target.folds_widening_loads() {
+        sel = sel.with_folded_widening_loads();
+    }
     if backend.target.reduction_multiplies() {
         sel = sel.with_reduction_multiplies(backend.instrs.clone());
     }

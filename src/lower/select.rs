@@ -11,12 +11,13 @@
 //! Shared sub-expressions are counted once per use, which slightly over-prices DAGs but
 //! never changes what is computed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use crate::bounds::{Bounds, Intervals};
 use crate::ir::{Expr, Op, mk_typed};
 use crate::rules::RuleSet;
 use crate::types::Elem;
+use crate::util::idhash::{IdMap, IdSet};
 
 /// What selection produced for one node.
 #[derive(Clone, Debug)]
@@ -131,8 +132,15 @@ pub fn shift_amount(e: &Expr) -> Option<u32> {
 /// The cost of a selected DAG: each distinct node once (a value used twice is computed
 /// once), constant sub-expressions free (clang folds them).
 pub fn dag_cost(e: &Expr, register_bits: u32) -> f64 {
-    let mut constant: HashMap<usize, bool> = HashMap::new();
-    let mut materialized: std::collections::HashSet<usize> = std::collections::HashSet::new();
+    dag_cost_with(e, register_bits, false)
+}
+
+/// [`dag_cost`], with generic widening casts of dense loads priced as folded loads when
+/// `fold_widening_loads` (the target's widening instructions read memory directly, and
+/// clang folds the load into them: `Target::folds_widening_loads`).
+fn dag_cost_with(e: &Expr, register_bits: u32, fold_widening_loads: bool) -> f64 {
+    let mut constant: IdMap<usize, bool> = IdMap::default();
+    let mut materialized: IdSet<usize> = IdSet::default();
     let mut total = 0.0;
     for n in crate::ir::visit::post_order(e) {
         let c = match n.op() {
@@ -141,7 +149,8 @@ pub fn dag_cost(e: &Expr, register_bits: u32) -> f64 {
         };
         constant.insert(n.id(), c);
         if !c {
-            total += folded_load_cost(&n).unwrap_or_else(|| generic_cost(&n, register_bits));
+            total += folded_load_cost(&n, register_bits, fold_widening_loads)
+                .unwrap_or_else(|| generic_cost(&n, register_bits));
             // A tie-breaker far below any instruction's cost: a vector constant operand
             // takes a register that a scalar-operand form does not (prefer `vmpyi(h, b)`
             // with the constant in a scalar register to `vmpyi(h, h)` with a splat).
@@ -157,8 +166,11 @@ pub fn dag_cost(e: &Expr, register_bits: u32) -> f64 {
 
 /// The cost of an instruction whose operand is a dense load it reads from memory, where
 /// its description says that is cheaper than from a register (`load` throughput: x86
-/// widening conversions). The load itself is still counted once.
-fn folded_load_cost(n: &Expr) -> Option<f64> {
+/// widening conversions), and with `generic_casts`, of a generic widening cast of such a
+/// load (clang emits the same folded instruction: a quarter cycle per register of result;
+/// it covers loads narrower than the instruction's operand register, such as 8 bytes
+/// widened to 8 dwords). The load itself is still counted once.
+fn folded_load_cost(n: &Expr, register_bits: u32, generic_casts: bool) -> Option<f64> {
     let mut load = n.args().first()?;
     // A register-sized part of a wider load is a load at an offset, and a reinterpreting
     // cast (same width) only changes how the lanes are read.
@@ -174,6 +186,13 @@ fn folded_load_cost(n: &Expr) -> Option<f64> {
     }
     match n.op() {
         Op::Instr(i) => i.cost.load_throughput.map(|t| t.max(0.25) as f64),
+        Op::Cast
+            if generic_casts
+                && !n.ty().is_scalar()
+                && n.ty().elem.bits() > load.ty().elem.bits() =>
+        {
+            Some(0.25 * (n.ty().total_bits() as f64 / register_bits as f64).ceil())
+        }
         _ => None,
     }
 }
@@ -191,23 +210,25 @@ pub struct Selector<'r> {
     /// Narrowest register worth splitting down to, when wide nodes may be split.
     split_to: Option<u32>,
     /// Halves built so far, by node and side (shared by every split of one compilation).
-    halves: [HashMap<usize, Expr>; 2],
+    halves: [IdMap<usize, Expr>; 2],
     /// Whether wide values may be computed as their even and odd lanes (HVX).
     deinterleave: bool,
     /// Whether the target loads registers deinterleaved (`ld2` to `ld4`), so that half of a
     /// strided slice is best a slice of half the load.
     structured_loads: bool,
     /// Even and odd halves built so far, by node.
-    parities: [HashMap<usize, Expr>; 2],
+    parities: [IdMap<usize, Expr>; 2],
     bounds: Intervals,
     /// Sums that are operands of a larger sum: the pairwise candidate (`super::pairs`) is
     /// built for whole sums only, since each part's candidate would be re-read and selected
     /// again as part of the whole's (quadratic in the number of taps).
-    inner_sums: HashMap<usize, Expr>,
+    inner_sums: IdMap<usize, Expr>,
     /// The instructions for sums of byte products (`super::dot`), when the target has them.
     reductions: Option<std::sync::Arc<crate::isa::InstrTable>>,
-    memo: HashMap<usize, (Expr, Selected)>,
-    active: HashSet<usize>,
+    memo: IdMap<usize, (Expr, Selected)>,
+    active: IdSet<usize>,
+    /// Whether generic widening casts of loads are priced as folded loads.
+    fold_widening_loads: bool,
 }
 
 impl<'r> Selector<'r> {
@@ -217,15 +238,16 @@ impl<'r> Selector<'r> {
             rules,
             register_bits,
             split_to: None,
-            halves: [HashMap::new(), HashMap::new()],
+            halves: [IdMap::default(), IdMap::default()],
             deinterleave: false,
             structured_loads: false,
-            parities: [HashMap::new(), HashMap::new()],
+            parities: [IdMap::default(), IdMap::default()],
             bounds,
             reductions: None,
-            memo: HashMap::new(),
-            active: HashSet::new(),
-            inner_sums: HashMap::new(),
+            memo: IdMap::default(),
+            active: IdSet::default(),
+            inner_sums: IdMap::default(),
+            fold_widening_loads: false,
         }
     }
 
@@ -248,6 +270,13 @@ impl<'r> Selector<'r> {
     /// with deinterleaving loads.
     pub fn with_structured_loads(mut self) -> Self {
         self.structured_loads = true;
+        self
+    }
+
+    /// Prices generic widening casts of dense loads as the folded loads clang makes of
+    /// them, for targets whose widening instructions read memory directly.
+    pub fn with_folded_widening_loads(mut self) -> Self {
+        self.fold_widening_loads = true;
         self
     }
 
@@ -304,7 +333,7 @@ impl<'r> Selector<'r> {
             && let Some(part) = concat_part(&args[0].expr, *start, e.ty().lanes)
         {
             return Selected {
-                cost: dag_cost(&part, self.register_bits),
+                cost: dag_cost_with(&part, self.register_bits, self.fold_widening_loads),
                 expr: part,
             };
         }
@@ -312,7 +341,7 @@ impl<'r> Selector<'r> {
             .with_args(args.iter().map(|a| a.expr.clone()).collect())
             .expect("selection keeps types");
         let mut best = Selected {
-            cost: dag_cost(&expr, self.register_bits),
+            cost: dag_cost_with(&expr, self.register_bits, self.fold_widening_loads),
             expr,
         };
         if !self.active.insert(e.id()) {
@@ -456,7 +485,7 @@ impl<'r> Selector<'r> {
     fn select_rhs(&mut self, e: &Expr) -> Selected {
         let expr = self.select_rhs_expr(e);
         Selected {
-            cost: dag_cost(&expr, self.register_bits),
+            cost: dag_cost_with(&expr, self.register_bits, self.fold_widening_loads),
             expr,
         }
     }
@@ -587,7 +616,7 @@ fn half_memo(
     hi: bool,
     register_bits: u32,
     structured: bool,
-    memo: &mut HashMap<usize, Expr>,
+    memo: &mut IdMap<usize, Expr>,
 ) -> Expr {
     if let Some(h) = memo.get(&e.id()) {
         return h.clone();
@@ -656,7 +685,7 @@ fn half_memo(
 /// rebuilt at half the lanes over the same parity of their operands, so that a widening
 /// node over registers becomes the half that a deinterleaving instruction computes; other
 /// nodes are sliced.
-fn parity_memo(e: &Expr, odd: bool, memo: &mut HashMap<usize, Expr>) -> Expr {
+fn parity_memo(e: &Expr, odd: bool, memo: &mut IdMap<usize, Expr>) -> Expr {
     if let Some(h) = memo.get(&e.id()) {
         return h.clone();
     }
