@@ -417,3 +417,22 @@ fn strided_loads_deinterleave_with_structured_loads_on_arm() {
         assert_runs_correctly(&k, &be, &b.c, b.lanes, &[300]);
     }
 }
+
+/// On AVX2 (16 registers), a 12-tap byte product sum with its 12 splatted weights takes the
+/// width whose accumulator fits beside them (16 lanes of u16), not the 32 that spill (it
+/// took 32 before spills were priced, and ran at 0.64x clang -O3); it runs correctly.
+#[test]
+fn kernel_widths_keep_weights_in_registers() {
+    let text = "input in0: i8[2]\ninput in1: i8[2]\nrdom k = 0..12\noutput out(x, y): u16 = sum(k, u16(in0(k, y)) * u16(in1(x, k)))\n";
+    let k = kernel_of(text);
+    let avx2 = harrow::lower::backend("x86-avx2").unwrap();
+    let c = kernel::codegen::compile_best(&k, &avx2, None);
+    assert_eq!(c.lanes, 16, "{}", harrow::lower::listing(&c.body));
+    let b = kernel::harness::build(&k, &avx2, None);
+    assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[300, 4]);
+    let wide = kernel::codegen::compile(&k, &avx2, 32);
+    assert!(
+        wide.cost_on(avx2.target.as_ref()) / 32.0 > c.cost_on(avx2.target.as_ref()) / 16.0,
+        "32 lanes should be priced above 16 on AVX2"
+    );
+}

@@ -3,8 +3,10 @@
 //! and compute what the interpreter says. The few operations with no vector form in C are
 //! named by `--emit ir` with the reason.
 
+mod common;
+
+use common::lowered;
 use harrow::lower::{self, Lowered};
-use harrow::syntax::opcheck;
 
 /// Expressions whose generic nodes have a vector form (`w` lanes each): divisions and
 /// remainders by constants, shifts by vectors of amounts (either sign, out of range),
@@ -46,20 +48,6 @@ const VECTOR_CASES: &[(&str, u32)] = &[
         16,
     ),
 ];
-
-fn lowered(target: &str, text: &str, w: u32) -> Lowered {
-    let be = lower::backend(target).unwrap();
-    let e = opcheck::Entry {
-        target: target.into(),
-        instr: String::new(),
-        width: w,
-        expr: text.to_string(),
-        line: 1,
-        col: 1,
-    };
-    let x = opcheck::parse_entry("vector_fallback", &e).unwrap_or_else(|d| panic!("{d}"));
-    lower::lower(&x, &be)
-}
 
 #[test]
 fn generic_nodes_with_a_vector_form_are_not_written_lane_by_lane() {

@@ -640,6 +640,23 @@ mod tests {
     }
 
     #[test]
+    fn a_load_throughput_is_optional() {
+        let its = load(
+            "instr vpmovzxbw _mm256_cvtepu8_epi16(a: u8x16) -> u16x16 features avx2 cost 4 1 load 0.25 = u16(a)\ninstr vpaddb _mm_add_epi8(a: u8x16, b: u8x16) -> u8x16 features sse2 cost 1 0.25 = a + b\n",
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
+        assert_eq!(its[0].instr.cost.load_throughput, Some(0.25));
+        assert_eq!(its[0].instr.cost.throughput, 1.0);
+        assert_eq!(its[1].instr.cost.load_throughput, None);
+        let err = load(
+            "instr vpmovzxbw _mm256_cvtepu8_epi16(a: u8x16) -> u16x16 features avx2 cost 4 1 load = u16(a)\n",
+        )
+        .err()
+        .expect("an error");
+        assert!(err.to_string().contains("expected a number"), "{err}");
+    }
+
+    #[test]
     fn duplicate_descriptions_are_rejected() {
         let text = "instr vpaddb _mm_add_epi8(a: u8x16, b: u8x16) -> u8x16 features sse2 cost 1 0.25 = a + b\ninstr vpaddb _mm_add_epi8(a: u8x16, b: u8x16) -> u8x16 features sse2 cost 1 0.25 = a + b\n";
         let Err(err) = super::super::Isa::load("x86", &[Source::new("t.isa", text)]) else {

@@ -767,3 +767,48 @@ fn load_part(e: &Expr, start: u32, lanes: u32) -> Option<Expr> {
         vec![ramp],
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::mk;
+    use crate::types::Type;
+
+    /// A shuffle of arithmetic becomes the arithmetic of shuffled leaves: splats stay splats
+    /// at the new width, a shuffle of a shuffle is one composed shuffle, and what is not
+    /// lane-wise (a vector variable) keeps the shuffle.
+    #[test]
+    fn shuffles_sink_to_the_leaves() {
+        let t = Type::vec(Elem::U16, 8);
+        let a = Expr::var("a", t);
+        let s = Expr::var("s", Type::scalar(Elem::U16));
+        let inner = mk_typed(
+            Op::Shuffle(vec![7, 6, 5, 4, 3, 2, 1, 0].into()),
+            t,
+            vec![a.clone()],
+        );
+        let sum = mk(Op::Add, vec![inner, s.broadcast(8)]);
+        let widened = sum.cast(Elem::U32);
+        let e = mk_typed(
+            Op::Shuffle(vec![0, 1, 4, 5].into()),
+            Type::vec(Elem::U32, 4),
+            vec![widened],
+        );
+        let sunk = sunk_shuffle(&e).expect("sinks through the cast and the add");
+        let leaf = mk_typed(
+            Op::Shuffle(vec![7, 6, 3, 2].into()),
+            Type::vec(Elem::U16, 4),
+            vec![a],
+        );
+        let expected = mk(Op::Add, vec![leaf, s.broadcast(4)]).cast(Elem::U32);
+        assert_eq!(sunk, expected, "{}", crate::syntax::halide::print(&sunk));
+        // Nothing to sink into: a shuffle of a variable stays as it is.
+        let v = Expr::var("v", t);
+        let plain = mk_typed(
+            Op::Shuffle(vec![0, 1].into()),
+            Type::vec(Elem::U16, 2),
+            vec![v],
+        );
+        assert!(sunk_shuffle(&plain).is_none());
+    }
+}
