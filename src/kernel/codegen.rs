@@ -21,6 +21,7 @@ use crate::ir::{Expr, Op, mk, mk_typed};
 use crate::lower::emit::{FnWriter, c_ident};
 use crate::lower::{Backend, Lowered, prepare};
 use crate::types::{Elem, Type};
+use crate::util::idhash::IdMap;
 
 /// The IR name of the vector's first output position in its row.
 pub const VEC_POS: &str = "hv_x";
@@ -93,7 +94,7 @@ impl Compiled {
 /// every variable counts as varying.
 fn loop_invariance(chunk: &Expr, in_body: bool, register_bits: u32, registers: u32) -> (f64, f64) {
     let nodes = crate::ir::visit::post_order(chunk);
-    let mut variant: std::collections::HashMap<usize, bool> = std::collections::HashMap::new();
+    let mut variant: IdMap<usize, bool> = IdMap::default();
     let mut hoisted = 0.0;
     for n in &nodes {
         let v = match n.op() {
@@ -120,7 +121,7 @@ fn loop_invariance(chunk: &Expr, in_body: bool, register_bits: u32, registers: u
 /// registers) runs 0.64x clang -O3 with its spills and 0.83x at 16 lanes.
 fn spill_cost(
     nodes: &[Expr],
-    variant: &std::collections::HashMap<usize, bool>,
+    variant: &IdMap<usize, bool>,
     register_bits: u32,
     registers: u32,
 ) -> f64 {

@@ -130,15 +130,10 @@ pub fn shift_amount(e: &Expr) -> Option<u32> {
 }
 
 /// The cost of a selected DAG: each distinct node once (a value used twice is computed
-/// once), constant sub-expressions free (clang folds them).
-pub fn dag_cost(e: &Expr, register_bits: u32) -> f64 {
-    dag_cost_with(e, register_bits, false)
-}
-
-/// [`dag_cost`], with generic widening casts of dense loads priced as folded loads when
-/// `fold_widening_loads` (the target's widening instructions read memory directly, and
-/// clang folds the load into them: `Target::folds_widening_loads`).
-fn dag_cost_with(e: &Expr, register_bits: u32, fold_widening_loads: bool) -> f64 {
+/// once), constant sub-expressions free (clang folds them). With `fold_widening_loads`
+/// (`Target::folds_widening_loads`), generic widening casts of dense loads cost what the
+/// folded instruction clang makes of them costs.
+pub fn dag_cost(e: &Expr, register_bits: u32, fold_widening_loads: bool) -> f64 {
     let mut constant: IdMap<usize, bool> = IdMap::default();
     let mut materialized: IdSet<usize> = IdSet::default();
     let mut total = 0.0;
@@ -333,7 +328,7 @@ impl<'r> Selector<'r> {
             && let Some(part) = concat_part(&args[0].expr, *start, e.ty().lanes)
         {
             return Selected {
-                cost: dag_cost_with(&part, self.register_bits, self.fold_widening_loads),
+                cost: dag_cost(&part, self.register_bits, self.fold_widening_loads),
                 expr: part,
             };
         }
@@ -341,7 +336,7 @@ impl<'r> Selector<'r> {
             .with_args(args.iter().map(|a| a.expr.clone()).collect())
             .expect("selection keeps types");
         let mut best = Selected {
-            cost: dag_cost_with(&expr, self.register_bits, self.fold_widening_loads),
+            cost: dag_cost(&expr, self.register_bits, self.fold_widening_loads),
             expr,
         };
         if !self.active.insert(e.id()) {
@@ -485,7 +480,7 @@ impl<'r> Selector<'r> {
     fn select_rhs(&mut self, e: &Expr) -> Selected {
         let expr = self.select_rhs_expr(e);
         Selected {
-            cost: dag_cost_with(&expr, self.register_bits, self.fold_widening_loads),
+            cost: dag_cost(&expr, self.register_bits, self.fold_widening_loads),
             expr,
         }
     }
