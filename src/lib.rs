@@ -18,6 +18,7 @@ pub mod lower;
 pub mod rewrite;
 pub mod rules;
 pub mod syntax;
+pub mod targets;
 pub mod types;
 pub mod util;
 pub mod verify;

@@ -2,8 +2,6 @@
 
 use std::io::Write;
 
-use clap::Parser;
-
 /// Writes `text` to standard output. A reader that went away (`harrow ... | head`) ends
 /// the program quietly, as other command-line tools do, instead of a panic.
 fn print_out(text: &str) {
@@ -18,7 +16,7 @@ fn print_out(text: &str) {
 }
 
 fn main() {
-    let cli = harrow::cli::Cli::parse();
+    let cli = harrow::cli::parse_args();
     match harrow::cli::run(cli) {
         Ok(out) => print_out(&out),
         Err(harrow::cli::CliError::Failed(report)) => {

@@ -404,7 +404,7 @@ fn arm_neon_compile_run_and_counted_bench() {
 
 /// The widest x86 variant this machine runs.
 fn x86_run_target() -> &'static str {
-    if harrow::isa::x86::host_has_avx512() {
+    if harrow::targets::x86::host_has_avx512() {
         "x86-avx512"
     } else {
         println!("this machine cannot run AVX-512 code; running x86-avx2 instead");
@@ -418,7 +418,7 @@ fn x86_run_target() -> &'static str {
 #[test]
 fn avx512_runs_refuse_on_hosts_without_it() {
     let (code, out, err) = harrow(&["run", "benchmarks/add.hk", "--target", "x86-avx512"]);
-    if harrow::isa::x86::host_has_avx512() {
+    if harrow::targets::x86::host_has_avx512() {
         assert_eq!(code, 0, "{err}");
         assert!(out.contains("ok on x86-avx512"), "{out}");
         return;

@@ -3,7 +3,7 @@
 //! under qemu-aarch64 for Arm and qemu-hexagon for HVX), and the expected instruction must
 //! appear in at least 90% (HVX: the floor reached so far, raised as rules land).
 
-use harrow::lower::{self, conformance};
+use harrow::lower::conformance;
 
 fn check(target: &str) {
     check_at(target, 90);
@@ -16,15 +16,20 @@ fn check_at(target: &str, percent: usize) {
         return;
     };
     harrow::isa::target::require_tool("clang-19", "clang-19").unwrap_or_else(|m| panic!("{m}"));
-    let (file, section) = conformance::section_for(target).unwrap();
-    let path = shared.join("peer/halide-simd-op-check").join(file);
+    let suite = harrow::targets::lookup(target)
+        .unwrap()
+        .spec
+        .op_check
+        .as_ref()
+        .unwrap();
+    let path = shared.join("peer/halide-simd-op-check").join(suite.file);
     let src = harrow::diag::Source::new(
         path.display().to_string(),
         std::fs::read_to_string(&path).unwrap(),
     );
-    let be = lower::backend(target).unwrap();
+    let be = harrow::targets::backend(target).unwrap();
     let dir = std::env::temp_dir().join(format!("harrow-conf-{target}-{}", std::process::id()));
-    let results = conformance::run(&src, section, &be, &dir).unwrap_or_else(|e| panic!("{e}"));
+    let results = conformance::run(&src, &be, &dir).unwrap_or_else(|e| panic!("{e}"));
     let _ = std::fs::remove_dir_all(&dir);
     let not_run = be.target.cannot_run_here();
     let report = conformance::report(target, &results, not_run.as_deref());

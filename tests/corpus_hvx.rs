@@ -17,7 +17,7 @@ fn every_rake_hvx_expression_compiles_and_matches_the_interpreter() {
             panic!("{e}");
         }
     }
-    let be = lower::backend("hvx").unwrap_or_else(|e| panic!("{e}"));
+    let be = harrow::targets::backend("hvx").unwrap_or_else(|e| panic!("{e}"));
     let mut lowered = Vec::new();
     let mut times = Vec::new();
     let mut names = Vec::new();

@@ -1,6 +1,7 @@
 //! Every Arm Neon instruction description agrees with qemu-aarch64 (`-cpu max`).
 
-use harrow::isa::{arm, hwcheck, target::require_tool};
+use harrow::isa::{hwcheck, target::require_tool};
+use harrow::targets::arm;
 
 fn tools() {
     for (tool, pkg) in [("clang-19", "clang-19"), ("qemu-aarch64", "qemu-user")] {

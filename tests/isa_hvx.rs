@@ -1,6 +1,7 @@
 //! Every HVX instruction description agrees with qemu-hexagon.
 
-use harrow::isa::{hvx, hwcheck, target::require_tool};
+use harrow::isa::{hwcheck, target::require_tool};
+use harrow::targets::hvx;
 
 fn tools() {
     for (tool, pkg) in [("clang-19", "clang-19"), ("qemu-hexagon", "qemu-user")] {

@@ -1,7 +1,8 @@
 //! Every x86 instruction description agrees with the host CPU (an AMD Zen 4 here, with
 //! AVX2 and AVX-512 F/BW/DQ/VL/VNNI/VBMI).
 
-use harrow::isa::{hwcheck, target::require_tool, x86};
+use harrow::isa::{hwcheck, target::require_tool};
+use harrow::targets::x86;
 
 #[test]
 fn every_x86_description_matches_the_host_cpu() {

@@ -38,7 +38,7 @@ fn suite_kernel(name: &str) -> kernel::Kernel {
 }
 
 fn run_suite(target: &str) {
-    let be = harrow::lower::backend(target).expect("target exists");
+    let be = harrow::targets::backend(target).expect("target exists");
     let kernels = suite();
     assert!(
         kernels.len() >= 18,
@@ -68,7 +68,7 @@ fn suite_runs_correctly_on_avx2() {
 
 #[test]
 fn suite_runs_correctly_on_avx512() {
-    if !harrow::isa::x86::host_has_avx512() {
+    if !harrow::targets::x86::host_has_avx512() {
         println!("skipped: this machine cannot run AVX-512 code");
         return;
     }
@@ -84,7 +84,7 @@ fn suite_runs_correctly_on_arm_neon() {
 
 #[test]
 fn other_widths_and_sizes_run_correctly() {
-    let be = harrow::lower::backend("x86-avx2").unwrap();
+    let be = harrow::targets::backend("x86-avx2").unwrap();
     for (path, k) in suite() {
         if !["sobel3x3", "matmul_u8", "average_pool", "conv_nn"].contains(&k.name.as_str()) {
             continue;
@@ -116,7 +116,7 @@ fn the_harness_catches_wrong_code() {
         "input in: u8[2]\noutput out(x, y): u8 = in(x, y) + in(x + 1, y)\n",
     );
     let k = kernel::parse(&src).unwrap();
-    let be = harrow::lower::backend("x86-avx2").unwrap();
+    let be = harrow::targets::backend("x86-avx2").unwrap();
     let b = kernel::harness::build(&k, &be, None);
     // Rows of 300 run the unrolled loop, the loop of single chunks and the shifted tail.
     let ok = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300, 3], 1).unwrap();
@@ -152,7 +152,7 @@ fn the_harness_catches_wrong_code() {
 
 #[test]
 fn scalar_baseline_is_plain_c() {
-    let be = harrow::lower::backend("x86-avx2").unwrap();
+    let be = harrow::targets::backend("x86-avx2").unwrap();
     for (path, k) in suite() {
         let s = kernel::harness::scalar_file(&k, "f");
         let body = &s[s.find("void f(").expect("the function")..];
@@ -177,7 +177,7 @@ fn scalar_baseline_is_plain_c() {
 /// a conversion (`u32(15)`, from an FPIR expansion) with C's shift.
 #[test]
 fn splats_conversions_and_constant_shifts_are_plain_c() {
-    let be = harrow::lower::backend("hvx").unwrap();
+    let be = harrow::targets::backend("hvx").unwrap();
     for (path, k) in suite() {
         if !matches!(
             k.name.as_str(),
@@ -211,7 +211,7 @@ fn splats_conversions_and_constant_shifts_are_plain_c() {
 #[test]
 fn halide_baseline_is_built_or_explained() {
     let h = kernel::halide::Halide::detect();
-    let be = harrow::lower::backend("x86-avx2").unwrap();
+    let be = harrow::targets::backend("x86-avx2").unwrap();
     let k = suite_kernel("sobel3x3");
     match &h.status {
         Err(why) => {
@@ -236,7 +236,7 @@ fn halide_baseline_on_hvx_is_built_or_explained() {
     harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
         .unwrap_or_else(|m| panic!("{m}"));
     let h = kernel::halide::Halide::detect();
-    let be = harrow::lower::backend("hvx").unwrap();
+    let be = harrow::targets::backend("hvx").unwrap();
     let k = suite_kernel("add");
     match &h.status {
         Err(why) => eprintln!("Halide is not installed here: {why}"),
@@ -254,9 +254,9 @@ fn halide_baseline_on_hvx_is_built_or_explained() {
 fn hvx_count_links_an_o3_baseline() {
     harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
         .unwrap_or_else(|m| panic!("{m}"));
-    let be = harrow::lower::backend("hvx").unwrap();
+    let be = harrow::targets::backend("hvx").unwrap();
     assert_ne!(
-        be.target.kernel_opt_level(),
+        be.target.opt_level(harrow::isa::target::Purpose::Kernel),
         kernel::harness::BASELINE_OPT_LEVEL,
         "the split build is only exercised while the levels differ"
     );
@@ -283,7 +283,7 @@ fn suite_runs_correctly_on_hvx() {
 /// in i16 with its output filling a register; both still run correctly.
 #[test]
 fn kernels_are_narrowed_and_widened_by_cost() {
-    let be = harrow::lower::backend("x86-avx2").unwrap();
+    let be = harrow::targets::backend("x86-avx2").unwrap();
     let cases = [
         (
             "input in0: i8[1]\nrdom r = 0..9\noutput out(x): i16 = i16(sum(r, i32(in0(x + r))))\n",
@@ -330,7 +330,7 @@ fn assert_runs_correctly(
 /// iterations is computed correctly.
 #[test]
 fn rows_are_unrolled_and_copies_stay_plain_loops() {
-    let be = harrow::lower::backend("x86-avx2").unwrap();
+    let be = harrow::targets::backend("x86-avx2").unwrap();
     let k = kernel_of("input in: u8[1]\noutput out(x): u8 = in(x) + in(x + 1)\n");
     let b = kernel::harness::build(&k, &be, None);
     let steps: Vec<u32> =
@@ -371,7 +371,7 @@ fn rows_are_unrolled_and_copies_stay_plain_loops() {
 /// calls, through one pointer, so a copy (the same `memcpy` call in both) counts 1.00x.
 #[test]
 fn identical_code_counts_identically() {
-    let be = harrow::lower::backend("arm-neon").unwrap();
+    let be = harrow::targets::backend("arm-neon").unwrap();
     let k = kernel_of("input in: i8[1]\noutput out(x): u8 = u8(in(x + 1))\n");
     let r = kernel::count::count(&k, &be, &[256], None, None).unwrap();
     assert_eq!(r.harrow_per_elem, r.scalar_per_elem, "{:?}", r.name);
@@ -382,7 +382,7 @@ fn identical_code_counts_identically() {
 #[test]
 fn strided_loads_read_nothing_before_the_footprint() {
     for target in ["x86-avx2", "arm-neon"] {
-        let be = harrow::lower::backend(target).unwrap();
+        let be = harrow::targets::backend(target).unwrap();
         let k =
             kernel_of("input in: i32[1]\noutput out(x): i8 = saturating_cast<i8>(in(3 * x + 1))\n");
         let r = kernel::harness::run(&k, &be, &[300], None, 1).unwrap();
@@ -395,7 +395,7 @@ fn strided_loads_read_nothing_before_the_footprint() {
 /// moved lanes one by one. A strided slice wider than a register is one per half (`vld2q`).
 #[test]
 fn strided_loads_deinterleave_with_structured_loads_on_arm() {
-    let be = harrow::lower::backend("arm-neon").unwrap();
+    let be = harrow::targets::backend("arm-neon").unwrap();
     for (text, load, count) in [
         (
             "input in: i16[1]\noutput out(x): i32 = i32(u8(in(3 * x + 2)) - saturating_cast<u8>(in(3 * x)))\n",
@@ -425,7 +425,7 @@ fn strided_loads_deinterleave_with_structured_loads_on_arm() {
 fn kernel_widths_keep_weights_in_registers() {
     let text = "input in0: i8[2]\ninput in1: i8[2]\nrdom k = 0..12\noutput out(x, y): u16 = sum(k, u16(in0(k, y)) * u16(in1(x, k)))\n";
     let k = kernel_of(text);
-    let avx2 = harrow::lower::backend("x86-avx2").unwrap();
+    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
     let c = kernel::codegen::compile_best(&k, &avx2, None);
     assert_eq!(c.lanes, 16, "{}", harrow::lower::listing(&c.body));
     let b = kernel::harness::build(&k, &avx2, None);

@@ -15,7 +15,7 @@ const CASES: &[(&str, u32)] = &[
         "int16(shift_right(int32((int16)in_i16(x))*int32((int16)in_i16(x + 16)), (uint32)16))",
         16,
     ),
-    // Emulations from rules/x86.rules.
+    // Emulations from src/targets/x86/lower.rules.
     ("(uint8)absd((uint8)in_u8(x), (uint8)in_u8(x + 16))", 32),
     (
         "(int8)rounding_halving_add((int8)in_i8(x), (int8)in_i8(x + 16))",
@@ -157,7 +157,7 @@ fn listing(target: &str) -> String {
 }
 
 fn listing_of(target: &str, cases: &[(&str, u32)]) -> String {
-    let be = lower::backend(target).unwrap();
+    let be = harrow::targets::backend(target).unwrap();
     let mut out = String::new();
     for (i, (text, w)) in cases.iter().enumerate() {
         let e = opcheck::Entry {

@@ -139,7 +139,7 @@ fn check_rules(target: &str) {
     if !clang_available() {
         return;
     }
-    let be = lower::backend(target).unwrap();
+    let be = harrow::targets::backend(target).unwrap();
     let mut progs: Vec<(String, Lowered)> = Vec::new();
     let mut unexercised = Vec::new();
     for r in &be.rules.rules {
@@ -193,7 +193,7 @@ fn every_avx2_lowering_rule_computes_what_its_left_hand_side_means() {
 
 #[test]
 fn every_avx512_lowering_rule_computes_what_its_left_hand_side_means() {
-    if !harrow::isa::x86::host_has_avx512() {
+    if !harrow::targets::x86::host_has_avx512() {
         println!("skipped: this machine cannot run AVX-512 code");
         return;
     }

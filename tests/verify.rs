@@ -61,7 +61,7 @@ fn every_builtin_lifting_rule_is_proved() {
 /// The lowering rules of a target family: those derived from every description (with their
 /// half rules) and the hand-written ones, each at its fixed register width.
 fn family(name: &str) -> Vec<harrow::rules::Rule> {
-    harrow::lower::family_rules(name, &[])
+    harrow::targets::family_rules(harrow::targets::family(name).unwrap(), &[])
         .unwrap_or_else(|d| panic!("{d}"))
         .rules
 }
@@ -122,7 +122,8 @@ fn wrong_rules_get_readable_counterexamples() {
 /// as a rule file of `family`; panics unless the verdict is a counterexample showing what
 /// both sides give.
 fn lowering_counterexample(family: &str, src: std::sync::Arc<Source>, name: &str) -> String {
-    let set = harrow::lower::family_rules(family, &[src]).unwrap_or_else(|d| panic!("{d}"));
+    let set = harrow::targets::family_rules(harrow::targets::family(family).unwrap(), &[src])
+        .unwrap_or_else(|d| panic!("{d}"));
     let bad: Vec<_> = set
         .rules
         .into_iter()

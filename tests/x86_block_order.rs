@@ -12,7 +12,7 @@ fn lowered(text: &str, w: u32) -> Lowered {
 /// Runs every case against the interpreter on random and edge-case inputs (in a folder of
 /// the test's own: tests run in parallel).
 fn assert_correct(test: &str, cases: &[&Lowered]) {
-    let be = lower::backend("x86-avx2").unwrap();
+    let be = harrow::targets::backend("x86-avx2").unwrap();
     let dir = std::env::temp_dir().join(format!("harrow-{test}-{}", std::process::id()));
     let results = lower::harness::run_cases(cases, be.target.as_ref(), 6, 11, &dir)
         .unwrap_or_else(|e| panic!("{e}"));
@@ -68,7 +68,7 @@ fn widening_a_load_is_priced_as_a_folded_load() {
     // A half-register load (0.5) and the folded widening (0.25); from a register the
     // widening alone would cost 1.4.
     assert!(l.chunk_cost < 1.0, "{}\n{ir}", l.chunk_cost);
-    let be = lower::backend("x86-avx2").unwrap();
+    let be = harrow::targets::backend("x86-avx2").unwrap();
     let zx = &be.instrs["_mm256_cvtepu8_epi16"];
     assert!(
         zx.iter().all(|i| i.cost.load_throughput == Some(0.25)),

@@ -15,7 +15,7 @@ pub struct CompileArgs {
     #[command(flatten)]
     /// Inputs.
     pub inputs: InputArgs,
-    /// Target: x86-avx2, x86-avx512, arm-neon or hvx.
+    /// Target (the list is read from the target registry when the command line is built).
     #[arg(long, default_value = "x86-avx2")]
     pub target: String,
     /// What to print: `c` (a C function), `asm` (clang-19's assembly of it), or `ir` (the
@@ -39,7 +39,7 @@ pub struct CompileArgs {
 pub struct ConformanceArgs {
     /// The suite: `halide-simd-op-check`.
     pub suite: String,
-    /// Target: x86-avx2, x86-avx512, arm-neon or hvx.
+    /// Target (the list is read from the target registry when the command line is built).
     #[arg(long)]
     pub target: String,
     /// The expectation file (default: the target's file under
@@ -53,14 +53,14 @@ pub struct ConformanceArgs {
 
 fn backend(target: &str, rules: &[PathBuf]) -> Result<std::sync::Arc<lower::Backend>, CliError> {
     if rules.is_empty() {
-        return lower::backend(target).map_err(CliError::Other);
+        return crate::targets::backend(target).map_err(CliError::Other);
     }
     let extra = rules
         .iter()
         .map(|p| read_source(p))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(std::sync::Arc::new(
-        lower::backend_with(target, &extra).map_err(CliError::Other)?,
+        crate::targets::backend_with(target, &extra).map_err(CliError::Other)?,
     ))
 }
 
@@ -136,11 +136,11 @@ pub fn cmd_conformance(a: &ConformanceArgs) -> Result<String, CliError> {
             a.suite
         )));
     }
-    let (file_name, section) = lower::conformance::section_for(&a.target).ok_or_else(|| {
+    let reg = crate::targets::lookup(&a.target).map_err(CliError::Other)?;
+    let suite = reg.spec.op_check.as_ref().ok_or_else(|| {
         CliError::Other(format!(
-            "no simd_op_check section for target `{}`; expected one of: {}",
-            a.target,
-            lower::TARGETS.join(", ")
+            "no simd_op_check section for target `{}`",
+            a.target
         ))
     })?;
     let path = match &a.file {
@@ -150,7 +150,7 @@ pub fn cmd_conformance(a: &ConformanceArgs) -> Result<String, CliError> {
                 CliError::Other("../shared not found; give the expectation file with --file".into())
             })?
             .join("peer/halide-simd-op-check")
-            .join(file_name),
+            .join(suite.file),
     };
     let src = read_source(&path)?;
     let be = backend(&a.target, &[])?;
@@ -161,7 +161,7 @@ pub fn cmd_conformance(a: &ConformanceArgs) -> Result<String, CliError> {
         a.target,
         std::process::id()
     ));
-    let results = lower::conformance::run(&src, section, &be, &dir).map_err(CliError::Other)?;
+    let results = lower::conformance::run(&src, &be, &dir).map_err(CliError::Other)?;
     let _ = std::fs::remove_dir_all(&dir);
     let (_, _, wrong, error) = lower::conformance::counts(&results);
     let not_run = be.target.cannot_run_here();

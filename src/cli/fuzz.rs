@@ -16,7 +16,7 @@ use crate::lower;
 /// `harrow fuzz-kernels`
 #[derive(Args, Debug)]
 pub struct FuzzArgs {
-    /// Target: x86-avx2, x86-avx512, arm-neon or hvx.
+    /// Target (the list is read from the target registry when the command line is built).
     #[arg(long, default_value = "x86-avx2")]
     pub target: String,
     /// How many kernels to generate.
@@ -50,7 +50,7 @@ struct Outcome {
 
 /// Runs `harrow fuzz-kernels`.
 pub fn cmd_fuzz(a: &FuzzArgs) -> Result<String, CliError> {
-    let be = lower::backend(&a.target).map_err(CliError::Other)?;
+    let be = crate::targets::backend(&a.target).map_err(CliError::Other)?;
     if let Some(why) = be.target.cannot_run_here() {
         return Err(CliError::Other(why));
     }

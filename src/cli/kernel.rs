@@ -15,7 +15,7 @@ use crate::lower;
 pub struct RunArgs {
     /// The kernel file (`.hk`).
     pub kernel: PathBuf,
-    /// Target: x86-avx2, x86-avx512, arm-neon or hvx.
+    /// Target (the list is read from the target registry when the command line is built).
     #[arg(long, default_value = "x86-avx2")]
     pub target: String,
     /// Output extents, `W`, `WxH` or `WxHxD` (default: a small odd size, so tails are
@@ -33,7 +33,7 @@ pub struct RunArgs {
 /// `harrow bench`
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Target: x86-avx2, x86-avx512, arm-neon or hvx.
+    /// Target (the list is read from the target registry when the command line is built).
     #[arg(long, default_value = "x86-avx2")]
     pub target: String,
     /// Only the kernel with this name (repeatable).
@@ -158,7 +158,7 @@ pub fn explain(
 /// Runs `harrow run`.
 pub fn cmd_run(a: &RunArgs) -> Result<String, CliError> {
     let k = load(&a.kernel)?;
-    let be = lower::backend(&a.target).map_err(CliError::Other)?;
+    let be = crate::targets::backend(&a.target).map_err(CliError::Other)?;
     let size = match &a.size {
         Some(s) => parse_size(s, k.out_vars.len())?,
         None => default_run_size(&k),
@@ -205,7 +205,7 @@ pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
     let dir = a.dir.clone().unwrap_or_else(default_bench_dir);
     let files = kernel_files(&dir)?;
     let t0 = std::time::Instant::now();
-    let be = lower::backend(&a.target).map_err(CliError::Other)?;
+    let be = crate::targets::backend(&a.target).map_err(CliError::Other)?;
     let backend_ms = t0.elapsed().as_secs_f64() * 1e3;
     if let Some(why) = be.target.cannot_run_here() {
         return Err(CliError::Other(why));
@@ -327,10 +327,10 @@ pub fn measure(
 /// The unit of a bench figure and the optimisation level kernels are built at, from the
 /// target (HVX counts packets; see docs/isa.md).
 fn unit_and_level(target: &str, metric: harness::Metric) -> (String, &'static str) {
-    match crate::lower::backend(target) {
+    match crate::targets::backend(target) {
         Ok(b) => (
             metric.unit().replace("instructions", b.target.trace_unit()),
-            b.target.kernel_opt_level(),
+            b.target.opt_level(crate::isa::target::Purpose::Kernel),
         ),
         Err(_) => (metric.unit().to_string(), "-O3"),
     }

@@ -49,6 +49,32 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The command line's definition, with the targets `--target` takes listed from the
+/// registry (`crate::targets::REGISTRY`) rather than written into the help text.
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let names = crate::targets::names().join(", ");
+    let mut cmd = Cli::command().after_help(crate::targets::help());
+    let subcommands: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|sc| sc.get_name() != "verify")
+        .filter(|sc| sc.get_arguments().any(|a| a.get_id() == "target"))
+        .map(|sc| sc.get_name().to_string())
+        .collect();
+    for name in subcommands {
+        let help = format!("Target: one of {names}");
+        cmd = cmd.mut_subcommand(name, |sc| sc.mut_arg("target", |a| a.help(help)));
+    }
+    cmd
+}
+
+/// Parses the process's arguments with [`command`] (exits with clap's message on an error).
+pub fn parse_args() -> Cli {
+    use clap::FromArgMatches;
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 /// The subcommands.
 #[derive(Subcommand, Debug)]
 pub enum Command {
@@ -382,12 +408,13 @@ pub fn rules_to_verify(
     files: &[PathBuf],
     target: Option<&str>,
 ) -> Result<Vec<crate::rules::RuleSet>, CliError> {
-    use crate::lower::{RULE_FAMILIES, family_rules};
     use crate::rules::{RuleKind, RuleSet};
+    use crate::targets::{families, family, family_rules};
     let unknown = |t: &str| {
+        let names: Vec<&str> = families().iter().map(|f| f.name).collect();
         CliError::Other(format!(
             "unknown target `{t}` for verify; expected `lift`, `all` or one of: {}",
-            RULE_FAMILIES.join(", ")
+            names.join(", ")
         ))
     };
     if !files.is_empty() {
@@ -400,29 +427,31 @@ pub fn rules_to_verify(
                 .iter()
                 .map(|s| Ok(RuleSet::load(s, RuleKind::Lift)?))
                 .collect(),
-            Some(t) if RULE_FAMILIES.contains(&t) => {
+            Some(t) => {
+                let f = family(t).map_err(|_| unknown(t))?;
                 // Only the given files: the family's own rules are proved by `--target t`.
-                let all = family_rules(t, &sources)?;
-                let own = family_rules(t, &[])?.rules.len();
+                let all = family_rules(f, &sources)?;
+                let own = family_rules(f, &[])?.rules.len();
                 Ok(vec![RuleSet::from_rules(
                     all.rules[own..].to_vec(),
                     RuleKind::Lower,
                 )])
             }
-            Some(t) => Err(unknown(t)),
         };
     }
     match target.unwrap_or("lift") {
         "lift" => Ok(vec![crate::lift::builtin_rules()?.clone()]),
         "all" => {
             let mut sets = vec![crate::lift::builtin_rules()?.clone()];
-            for f in RULE_FAMILIES {
+            for f in families() {
                 sets.push(family_rules(f, &[])?);
             }
             Ok(sets)
         }
-        t if RULE_FAMILIES.contains(&t) => Ok(vec![family_rules(t, &[])?]),
-        t => Err(unknown(t)),
+        t => {
+            let f = family(t).map_err(|_| unknown(t))?;
+            Ok(vec![family_rules(f, &[])?])
+        }
     }
 }
 

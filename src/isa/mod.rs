@@ -1,17 +1,13 @@
 //! Target instructions as data: the description language ([`desc`]), per-target tables,
 //! and the hardware check of every description ([`hwcheck`]).
 //!
-//! A target is a folder of description files under `isa/` (embedded in the binary) plus a
-//! thin Rust module with what data cannot say: register widths, C types and compiler
-//! flags ([`x86`], [`arm`]).
+//! The targets themselves (their descriptions, rules and [`target::Target`]
+//! implementations) are folders under `src/targets/`.
 
-pub mod arm;
 pub mod desc;
-pub mod hvx;
 pub mod hwcheck;
 pub mod instr;
 pub mod target;
-pub mod x86;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;

@@ -6,12 +6,109 @@ use std::process::Command;
 
 use crate::types::{Elem, Type};
 
+/// The facts about a target that are data: one entry of the target registry
+/// (`crate::targets`), read by every part that used to match target names.
+#[derive(Debug)]
+pub struct TargetSpec {
+    /// The name on the command line (`x86-avx2`).
+    pub name: &'static str,
+    /// The family whose descriptions and hand-written rules it uses (`x86`).
+    pub family: &'static str,
+    /// One line for `--help`: the machine and how its programs run here.
+    pub summary: &'static str,
+    /// The description features the target may use (entries needing others are dropped).
+    pub features: &'static [&'static str],
+    /// The widest vector register in bits.
+    pub register_bits: u32,
+    /// Halide 21's target string for the `--vs halide` baseline, when Halide has one.
+    pub halide_target: Option<&'static str>,
+    /// Where its simd_op_check expectations are, when there are any.
+    pub op_check: Option<OpCheckSuite>,
+    /// How C for it is compiled and run.
+    pub toolchain: Toolchain,
+}
+
+/// A target's section of Halide's simd_op_check expectations.
+#[derive(Debug)]
+pub struct OpCheckSuite {
+    /// The file under `peer/halide-simd-op-check/`.
+    pub file: &'static str,
+    /// Whether a Halide target header names the section to check.
+    pub section: fn(&str) -> bool,
+    /// For a target Halide does not check itself: the instruction expected in place of
+    /// each of the section's (a data file of `theirs => ours` lines; entries whose
+    /// instruction has no line are left out and counted).
+    pub translation: Option<(&'static str, &'static str)>,
+}
+
+/// What a program is built for; each has its optimisation level ([`Toolchain::opt_level`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// The hardware check of every description (`isa::hwcheck`): `-O1`.
+    HardwareCheck,
+    /// Batches of lowered expressions run against the interpreter: `-O2`.
+    Cases,
+    /// The assembly conformance searches for the expected instructions: `-O3`.
+    ConformanceAssembly,
+    /// `harrow compile --emit asm`: `-O3`.
+    Assembly,
+    /// Kernel programs (harrow's code and the harness): `-O3`.
+    Kernel,
+    /// The scalar baseline, LLVM alone as in the papers: always `-O3`.
+    Baseline,
+}
+
+/// The compiler, its flags and the runner of a target's programs.
+#[derive(Debug)]
+pub struct Toolchain {
+    /// The C compiler (`clang-19`).
+    pub compiler: &'static str,
+    /// The Debian package that installs it.
+    pub compiler_package: &'static str,
+    /// Its flags for every program (optimisation level excluded).
+    pub flags: &'static [&'static str],
+    /// Optimisation levels that differ from [`Purpose`]'s defaults, where the target's
+    /// compiler needs them.
+    pub opt_overrides: &'static [(Purpose, &'static str)],
+    /// The command (with arguments) that runs a program, before the program's path;
+    /// empty to run it natively.
+    pub runner: &'static [&'static str],
+    /// The Debian package that installs the runner.
+    pub runner_package: &'static str,
+    /// The runner's arguments that log one line per executed instruction (or packet),
+    /// followed by `-D LOG`, for targets measured by counting.
+    pub tracer: Option<&'static [&'static str]>,
+}
+
+impl Toolchain {
+    /// The optimisation flag for programs built for `purpose`.
+    pub fn opt_level(&self, purpose: Purpose) -> &'static str {
+        if let Some((_, o)) = self.opt_overrides.iter().find(|(p, _)| *p == purpose) {
+            return o;
+        }
+        match purpose {
+            Purpose::HardwareCheck => "-O1",
+            Purpose::Cases => "-O2",
+            Purpose::ConformanceAssembly
+            | Purpose::Assembly
+            | Purpose::Kernel
+            | Purpose::Baseline => "-O3",
+        }
+    }
+}
+
 /// A code-generation target.
 pub trait Target: Send + Sync {
+    /// The target's registry entry.
+    fn spec(&self) -> &'static TargetSpec;
     /// The name on the command line (`x86-avx2`).
-    fn name(&self) -> &str;
+    fn name(&self) -> &str {
+        self.spec().name
+    }
     /// The widest vector register in bits.
-    fn register_bits(&self) -> u32;
+    fn register_bits(&self) -> u32 {
+        self.spec().register_bits
+    }
     /// The narrowest vector register in bits.
     fn min_register_bits(&self) -> u32 {
         128
@@ -75,15 +172,9 @@ pub trait Target: Send + Sync {
     fn chunk_by_narrowest(&self) -> bool {
         false
     }
-    /// The optimisation level for batched programs of many cases (correctness runs,
-    /// conformance assembly) when the default does not work for the target's compiler.
-    fn batch_opt_level(&self) -> Option<&'static str> {
-        None
-    }
-    /// The optimisation level of kernel programs (harrow's code, the scalar baseline and the
-    /// harness, in one file).
-    fn kernel_opt_level(&self) -> &'static str {
-        "-O3"
+    /// The optimisation flag of programs built for `purpose`.
+    fn opt_level(&self, purpose: Purpose) -> &'static str {
+        self.spec().toolchain.opt_level(purpose)
     }
     /// Why programs built for this target cannot run on this machine (a CPU feature it
     /// lacks), or `None` when they can. Code is still compiled and selected without it.
@@ -100,13 +191,34 @@ pub trait Target: Send + Sync {
     /// A C statement storing register value `v` of type `t` to the bytes at `ptr`.
     fn c_store(&self, t: Type, ptr: &str, v: &str) -> String;
     /// The compiler and its flags (optimisation level excluded).
-    fn compiler(&self) -> (String, Vec<String>);
+    fn compiler(&self) -> (String, Vec<String>) {
+        let t = &self.spec().toolchain;
+        (
+            t.compiler.to_string(),
+            t.flags.iter().map(|f| f.to_string()).collect(),
+        )
+    }
     /// The command that runs a compiled program.
-    fn run_command(&self, exe: &Path) -> Command;
+    fn run_command(&self, exe: &Path) -> Command {
+        match self.spec().toolchain.runner {
+            [] => Command::new(exe),
+            [runner, args @ ..] => {
+                let mut c = Command::new(runner);
+                c.args(args).arg(exe);
+                c
+            }
+        }
+    }
     /// The command that runs a program logging one line per executed instruction (or
     /// packet) to `log`, for targets measured by counting (qemu's exec trace).
-    fn trace_command(&self, _exe: &Path, _log: &Path) -> Option<Command> {
-        None
+    fn trace_command(&self, exe: &Path, log: &Path) -> Option<Command> {
+        let t = &self.spec().toolchain;
+        let tracer = t.tracer?;
+        // Tracing is the runner's (qemu's) feature: its own arguments first.
+        let (runner, args) = t.runner.split_first()?;
+        let mut c = Command::new(runner);
+        c.args(args).args(tracer).arg("-D").arg(log).arg(exe);
+        Some(c)
     }
     /// What one line of the exec trace counts (`instructions`, or `packets` on Hexagon).
     fn trace_unit(&self) -> &'static str {

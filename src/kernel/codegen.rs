@@ -618,11 +618,13 @@ impl Emitter<'_> {
         let n = self.c.lanes;
         let pos = c_ident("p_", VEC_POS);
         let vector_min = match independent_chunks(self.c) {
-            Some(chunk) if self.target.kernel_opt_level() == "-O3" => chunk,
+            Some(chunk) if self.target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3" => {
+                chunk
+            }
             _ => n,
         };
         self.line(ind, &format!("if (e0 >= {vector_min}) {{"));
-        if self.target.kernel_opt_level() == "-O3" {
+        if self.target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3" {
             self.line(ind + 4, &format!("int32_t {pos} = 0;"));
             if let Some(chunk) = independent_chunks(self.c) {
                 self.unrolled_row(ind + 4, &pos, chunk);
@@ -754,7 +756,7 @@ pub fn function(
             em.row_decl(ind, r);
         }
     }
-    if moves_data_only(c) && target.kernel_opt_level() == "-O3" {
+    if moves_data_only(c) && target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3" {
         // A copy or a fill: clang recognises the plain loop as one `memcpy` or `memset`
         // call, exactly as it does in the baseline. Vector code would not beat the C
         // library, and clang turns its loops into several calls (one per loop).

@@ -28,19 +28,6 @@ pub struct HalideBuild {
     pub include: PathBuf,
 }
 
-/// Halide's target string for a harrow target.
-pub fn target_string(target: &str) -> Option<&'static str> {
-    match target {
-        "x86-avx2" => Some("x86-64-linux-avx2-no_asserts"),
-        "x86-avx512" => Some("x86-64-linux-avx512_skylake-no_asserts"),
-        "arm-neon" => Some("arm-64-linux-arm_dot_prod-no_asserts"),
-        // The harness is freestanding: no Halide runtime, its few entry points given by
-        // the target (`Target::halide_glue`).
-        "hvx" => Some("hexagon-32-noos-hvx-hvx_128-no_asserts-no_bounds_query-no_runtime"),
-        _ => None,
-    }
-}
-
 impl Halide {
     /// Looks for `python3` with the `halide` module.
     pub fn detect() -> Halide {
@@ -69,11 +56,11 @@ impl Halide {
     }
 
     /// Builds the Halide pipeline of `kernel` for `target` into `dir`; `Ok(None)` when there
-    /// is no script for it (or Halide is missing).
+    /// is no script for it, Halide is missing, or Halide has no such target.
     pub fn build(
         &self,
         kernel: &str,
-        target: &str,
+        target: &crate::isa::target::TargetSpec,
         lanes: u32,
         dir: &Path,
     ) -> Result<Option<HalideBuild>, String> {
@@ -84,7 +71,7 @@ impl Halide {
         if !script.is_file() {
             return Ok(None);
         }
-        let Some(t) = target_string(target) else {
+        let Some(t) = target.halide_target else {
             return Ok(None);
         };
         std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;

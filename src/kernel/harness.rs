@@ -324,7 +324,7 @@ pub fn compile_program_with(
     let exe = dir.join(name);
     let mut cmd = std::process::Command::new(&cc);
     cmd.args(&flags)
-        .arg(target.kernel_opt_level())
+        .arg(target.opt_level(crate::isa::target::Purpose::Kernel))
         .arg("-w")
         .arg("-o")
         .arg(&exe)
@@ -729,13 +729,13 @@ pub(crate) fn bench_program(
     let target = &*backend.target;
     let dir = scratch(tag);
     let hb = match halide {
-        Some(h) => h.build(&k.name, target.name(), b.lanes, &dir)?,
+        Some(h) => h.build(&k.name, target.spec(), b.lanes, &dir)?,
         None => None,
     };
     // The baseline is clang at -O3 (LLVM alone). Where harrow's code is built at another
     // level (HVX: see docs/isa.md), the baseline is its own file at -O3, linked in.
     let scalar_fn = scalar::function(k, "hv_scalar");
-    let split = target.kernel_opt_level() != BASELINE_OPT_LEVEL;
+    let split = target.opt_level(crate::isa::target::Purpose::Kernel) != BASELINE_OPT_LEVEL;
     let mut c = if split {
         let proto = format!(
             "{};\n",

@@ -36,20 +36,6 @@ pub struct EntryResult {
     pub intrinsics: Vec<String>,
 }
 
-/// Tells whether a Halide target header names the section to check.
-pub type SectionFilter = fn(&str) -> bool;
-
-/// The Halide target header whose section a harrow target is checked against.
-pub fn section_for(target: &str) -> Option<(&'static str, SectionFilter)> {
-    match target {
-        "x86-avx2" => Some(("x86.txt", |h| h == "x86-64-linux-sse41-avx-f16c-fma-avx2")),
-        "x86-avx512" => Some(("x86.txt", |h| h.ends_with("avx512_zen4"))),
-        "arm-neon" => Some(("arm.txt", |h| h.contains("arm_dot_prod"))),
-        "hvx" => Some(("hvx.txt", |h| h.starts_with("hexagon-32-noos-hvx-hvx_128"))),
-        _ => None,
-    }
-}
-
 /// Expectations that a pair form of the same instruction also meets: Arm's `ldp`/`stp`
 /// are two `ldr`/`str` in one instruction, which clang forms once it sees two loads are
 /// adjacent (a load of 32 bytes is then `ldp q0, q1` rather than two `ldr`).
@@ -106,13 +92,19 @@ fn split_functions(asm: &str) -> BTreeMap<usize, String> {
     out
 }
 
-/// Runs the conformance check of `file` (a simd_op_check expectation file) for a backend.
+/// Runs the conformance check of `file` (a simd_op_check expectation file) for a backend,
+/// on the section its target's registry entry names.
 pub fn run(
     file: &Arc<Source>,
-    section: fn(&str) -> bool,
     backend: &Backend,
     workdir: &Path,
 ) -> Result<Vec<EntryResult>, String> {
+    let spec = backend.target.spec();
+    let suite = spec
+        .op_check
+        .as_ref()
+        .ok_or_else(|| format!("no simd_op_check section for target `{}`", spec.name))?;
+    let section = suite.section;
     let entries = opcheck::read(file).map_err(|d| d.to_string())?;
     let entries: Vec<Entry> = entries
         .into_iter()
@@ -171,7 +163,7 @@ pub fn run(
     let (cc, flags) = target.compiler();
     let mut cmd = std::process::Command::new(&cc);
     cmd.args(&flags)
-        .arg(target.batch_opt_level().unwrap_or("-O3"))
+        .arg(target.opt_level(crate::isa::target::Purpose::ConformanceAssembly))
         .args(["-w", "-S", "-fno-asynchronous-unwind-tables", "-o"])
         .arg(&sfile)
         .arg(&cfile);

@@ -876,12 +876,12 @@ mod tests {
             "int32(a)*2 + int32(b)*3 + int32(c)*4 + int32(d)*5",
             &inputs(),
         ));
-        let hvx = crate::lower::backend("hvx").unwrap();
+        let hvx = crate::targets::backend("hvx").unwrap();
         let got = candidate(&e, &hvx.instrs)
             .expect("a vrmpy candidate")
             .to_string();
         assert!(got.contains("Q6_Vw_vrmpy_VubRb"), "{got}");
-        let x86 = crate::lower::backend("x86-avx2").unwrap();
+        let x86 = crate::targets::backend("x86-avx2").unwrap();
         assert!(candidate(&e, &x86.instrs).is_none());
         // A weight outside the byte range has no reduction multiply.
         let e = crate::lift::lift(&parse(

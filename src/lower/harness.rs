@@ -222,7 +222,7 @@ pub fn run_cases(
     let (cc, flags) = target.compiler();
     let mut cmd = std::process::Command::new(&cc);
     cmd.args(&flags)
-        .arg(target.batch_opt_level().unwrap_or("-O2"))
+        .arg(target.opt_level(crate::isa::target::Purpose::Cases))
         .arg("-w")
         .arg("-o")
         .arg(&exe)

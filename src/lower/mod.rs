@@ -20,27 +20,17 @@ pub mod select;
 
 use std::collections::HashMap;
 use std::fmt::Write;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::Arc;
 
 use crate::bounds::Intervals;
 use crate::diag::{Diag, Source};
 use crate::ir::{Expr, Op};
 use crate::isa::target::Target;
-use crate::isa::x86::Variant;
 use crate::rules::{Pat, PatKind, RuleKind, RuleSet};
 use crate::types::Elem;
 
 pub use emit::Params;
 pub use prepare::Prepared;
-
-/// The hand-written x86 lowering rules, embedded in the binary.
-pub const X86_RULES: &str = include_str!("../../rules/x86.rules");
-
-/// The hand-written Arm Neon lowering rules, embedded in the binary.
-pub const ARM_RULES: &str = include_str!("../../rules/arm.rules");
-
-/// The hand-written HVX lowering rules, embedded in the binary.
-pub const HVX_RULES: &str = include_str!("../../rules/hvx.rules");
 
 /// A code-generation target with its lowering rules.
 pub struct Backend {
@@ -52,9 +42,6 @@ pub struct Backend {
     pub instrs: Arc<crate::isa::InstrTable>,
 }
 
-/// Names accepted by `--target`.
-pub const TARGETS: &[&str] = &["x86-avx2", "x86-avx512", "arm-neon", "hvx"];
-
 fn uses_only(p: &Pat, ok: &dyn Fn(&crate::isa::Instr) -> bool) -> bool {
     match &p.kind {
         PatKind::Op(Op::Instr(i), args) => ok(i) && args.iter().all(|a| uses_only(a, ok)),
@@ -63,143 +50,40 @@ fn uses_only(p: &Pat, ok: &dyn Fn(&crate::isa::Instr) -> bool) -> bool {
     }
 }
 
-fn x86_backend(v: Variant, extra: &[Arc<Source>]) -> Result<Backend, Diag> {
-    let src = Source::new("rules/x86.rules", X86_RULES);
-    build_backend(
-        crate::isa::x86::all()?,
-        &v.features(),
-        &src,
-        extra,
-        Box::new(v),
-    )
-}
-
-fn arm_backend(extra: &[Arc<Source>]) -> Result<Backend, Diag> {
-    let src = Source::new("rules/arm.rules", ARM_RULES);
-    let features = ["neon", "dotprod"].into_iter().collect();
-    build_backend(
-        crate::isa::arm::all()?,
-        &features,
-        &src,
-        extra,
-        Box::new(crate::isa::arm::Neon),
-    )
-}
-
-fn hvx_backend(extra: &[Arc<Source>]) -> Result<Backend, Diag> {
-    let src = Source::new("rules/hvx.rules", HVX_RULES);
-    let features = ["hvx"].into_iter().collect();
-    build_backend(
-        crate::isa::hvx::all()?,
-        &features,
-        &src,
-        extra,
-        Box::new(crate::isa::hvx::Hvx),
-    )
-}
-
-/// A backend from a target family's descriptions (restricted to `features`), its
-/// hand-written rules and any extra rule files.
-fn build_backend(
-    all: &crate::isa::Isa,
-    features: &std::collections::BTreeSet<&str>,
-    rules_src: &Arc<Source>,
-    extra: &[Arc<Source>],
-    target: Box<dyn Target>,
-) -> Result<Backend, Diag> {
-    let isa = all.with_features(features);
-    let table = Arc::new(all.table());
-    let mut rules = RuleSet::from_rules(isa.derived.clone(), RuleKind::Lower);
-    let mut hand = RuleSet::load_with(rules_src, RuleKind::Lower, Some(&table))?;
-    for src in extra {
-        hand.extend(RuleSet::load_with(src, RuleKind::Lower, Some(&table))?)?;
-    }
-    // Hand-written rules are written once for every variant of a family; keep the
-    // instantiations whose instructions this variant has.
-    let ok = |i: &crate::isa::Instr| i.features.iter().all(|f| features.contains(f.as_str()));
-    for mut r in hand.rules {
-        r.insts.retain(|inst| uses_only(&inst.rhs, &ok));
-        if !r.insts.is_empty() {
-            rules.rules.push(r);
+impl Backend {
+    /// A backend from a target family's descriptions (restricted to `features`), its
+    /// hand-written rules and any extra rule files.
+    pub fn build(
+        all: &crate::isa::Isa,
+        features: &std::collections::BTreeSet<&str>,
+        rules_src: &Arc<Source>,
+        extra: &[Arc<Source>],
+        target: Box<dyn Target>,
+    ) -> Result<Backend, Diag> {
+        let isa = all.with_features(features);
+        let table = Arc::new(all.table());
+        let mut rules = RuleSet::from_rules(isa.derived.clone(), RuleKind::Lower);
+        let mut hand = RuleSet::load_with(rules_src, RuleKind::Lower, Some(&table))?;
+        for src in extra {
+            hand.extend(RuleSet::load_with(src, RuleKind::Lower, Some(&table))?)?;
         }
-    }
-    let rules = RuleSet::from_rules(rules.rules, RuleKind::Lower);
-    let instrs = Arc::new(isa.table());
-    Ok(Backend {
-        target,
-        rules,
-        instrs,
-    })
-}
-
-/// Target families whose lowering rules `harrow verify --target` proves.
-pub const RULE_FAMILIES: &[&str] = &["x86", "arm", "hvx"];
-
-/// Every lowering rule of a target family, for proving: the rules derived from all its
-/// instruction descriptions (every feature), their half rules, the hand-written rules and
-/// any extra rule files.
-pub fn family_rules(family: &str, extra: &[Arc<Source>]) -> Result<RuleSet, Diag> {
-    let (all, src) = match family {
-        "x86" => (
-            crate::isa::x86::all()?,
-            Source::new("rules/x86.rules", X86_RULES),
-        ),
-        "arm" => (
-            crate::isa::arm::all()?,
-            Source::new("rules/arm.rules", ARM_RULES),
-        ),
-        "hvx" => (
-            crate::isa::hvx::all()?,
-            Source::new("rules/hvx.rules", HVX_RULES),
-        ),
-        _ => {
-            let src = Source::new("<target>", family.to_string());
-            return Err(Diag::new(
-                &src,
-                0..family.len(),
-                format!(
-                    "unknown target family `{family}`; expected one of: {}",
-                    RULE_FAMILIES.join(", ")
-                ),
-            ));
+        // Hand-written rules are written once for every variant of a family; keep the
+        // instantiations whose instructions this variant has.
+        let ok = |i: &crate::isa::Instr| i.features.iter().all(|f| features.contains(f.as_str()));
+        for mut r in hand.rules {
+            r.insts.retain(|inst| uses_only(&inst.rhs, &ok));
+            if !r.insts.is_empty() {
+                rules.rules.push(r);
+            }
         }
-    };
-    let table = Arc::new(all.table());
-    let mut rules = all.derived.clone();
-    rules.extend(RuleSet::load_with(&src, RuleKind::Lower, Some(&table))?.rules);
-    for s in extra {
-        rules.extend(RuleSet::load_with(s, RuleKind::Lower, Some(&table))?.rules);
+        let rules = RuleSet::from_rules(rules.rules, RuleKind::Lower);
+        let instrs = Arc::new(isa.table());
+        Ok(Backend {
+            target,
+            rules,
+            instrs,
+        })
     }
-    Ok(RuleSet::from_rules(rules, RuleKind::Lower))
-}
-
-/// Builds the backend for a target name, with extra rule files.
-pub fn backend_with(name: &str, extra: &[Arc<Source>]) -> Result<Backend, String> {
-    let d = |d: Diag| d.to_string();
-    match name {
-        "x86-avx2" => x86_backend(Variant::Avx2, extra).map_err(d),
-        "x86-avx512" => x86_backend(Variant::Avx512, extra).map_err(d),
-        "arm-neon" => arm_backend(extra).map_err(d),
-        "hvx" => hvx_backend(extra).map_err(d),
-        _ => Err(format!(
-            "unknown target `{name}`; expected one of: {}",
-            TARGETS.join(", ")
-        )),
-    }
-}
-
-static BACKENDS: LazyLock<Mutex<HashMap<String, Arc<Backend>>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
-
-/// The backend for a target name with the built-in rules (built once per process).
-pub fn backend(name: &str) -> Result<Arc<Backend>, String> {
-    let mut m = BACKENDS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(b) = m.get(name) {
-        return Ok(b.clone());
-    }
-    let b = Arc::new(backend_with(name, &[])?);
-    m.insert(name.to_string(), b.clone());
-    Ok(b)
 }
 
 /// The result of lowering one expression.

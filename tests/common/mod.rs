@@ -16,7 +16,7 @@ pub fn shared_or_skip(test: &str) -> Option<PathBuf> {
 
 /// `text` (simd_op_check syntax, `x` vectorized at `w` lanes) lowered for `target`.
 pub fn lowered(target: &str, text: &str, w: u32) -> harrow::lower::Lowered {
-    let be = harrow::lower::backend(target).unwrap();
+    let be = harrow::targets::backend(target).unwrap();
     let e = harrow::syntax::opcheck::Entry {
         target: target.into(),
         instr: String::new(),

@@ -1,29 +1,79 @@
-//! The AArch64 Neon target (`arm-neon`): what the descriptions in `isa/arm/` cannot say.
+//! The AArch64 Neon target (`arm-neon`): what the descriptions in `isa/` cannot say.
 //!
 //! Programs are built with clang-19 for `aarch64-linux-gnu` (Armv8.2-A with the dot product
 //! extension, static against the Debian cross sysroot) and run under `qemu-aarch64 -cpu max`.
 
 use std::sync::{Arc, LazyLock};
 
-use super::Isa;
+use super::{Family, Registration};
 use crate::diag::{Diag, Source};
+use crate::isa::Isa;
+use crate::isa::target::{OpCheckSuite, TargetSpec, Toolchain};
 use crate::types::{Elem, Type};
 
 /// The description files, embedded in the binary.
 pub const FILES: &[(&str, &str)] = &[
-    ("isa/arm/arith.isa", include_str!("../../isa/arm/arith.isa")),
-    ("isa/arm/widen.isa", include_str!("../../isa/arm/widen.isa")),
-    ("isa/arm/shift.isa", include_str!("../../isa/arm/shift.isa")),
-    ("isa/arm/mul.isa", include_str!("../../isa/arm/mul.isa")),
     (
-        "isa/arm/compare.isa",
-        include_str!("../../isa/arm/compare.isa"),
+        "src/targets/arm/isa/arith.isa",
+        include_str!("isa/arith.isa"),
     ),
     (
-        "isa/arm/permute.isa",
-        include_str!("../../isa/arm/permute.isa"),
+        "src/targets/arm/isa/widen.isa",
+        include_str!("isa/widen.isa"),
+    ),
+    (
+        "src/targets/arm/isa/shift.isa",
+        include_str!("isa/shift.isa"),
+    ),
+    ("src/targets/arm/isa/mul.isa", include_str!("isa/mul.isa")),
+    (
+        "src/targets/arm/isa/compare.isa",
+        include_str!("isa/compare.isa"),
+    ),
+    (
+        "src/targets/arm/isa/permute.isa",
+        include_str!("isa/permute.isa"),
     ),
 ];
+
+/// The Arm family: its descriptions and hand-written lowering rules.
+pub static FAMILY: Family = Family {
+    name: "arm",
+    isa: all,
+    rules: ("src/targets/arm/lower.rules", include_str!("lower.rules")),
+};
+
+/// `arm-neon`.
+pub static SPEC: TargetSpec = TargetSpec {
+    name: "arm-neon",
+    family: "arm",
+    summary: "AArch64 Neon with the dot product extension (128-bit registers), run under qemu-aarch64",
+    features: &["neon", "dotprod"],
+    register_bits: 128,
+    halide_target: Some("arm-64-linux-arm_dot_prod-no_asserts"),
+    op_check: Some(OpCheckSuite {
+        file: "arm.txt",
+        section: |h| h.contains("arm_dot_prod"),
+        translation: None,
+    }),
+    toolchain: Toolchain {
+        compiler: "clang-19",
+        compiler_package: "clang-19",
+        flags: CLANG_FLAGS,
+        opt_overrides: &[],
+        runner: &["qemu-aarch64", "-cpu", "max"],
+        runner_package: "qemu-user",
+        // One translation block per instruction, unchained, each logged when it runs.
+        tracer: Some(&["-singlestep", "-d", "exec,nochain"]),
+    },
+};
+
+/// The registry entry of `arm-neon`.
+pub const NEON: Registration = Registration {
+    spec: &SPEC,
+    family: &FAMILY,
+    make: || Box::new(Neon),
+};
 
 /// The AArch64 Neon target with the dot product extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,13 +99,9 @@ pub fn neon_type(t: Type) -> Option<String> {
     }
 }
 
-impl super::target::Target for Neon {
-    fn name(&self) -> &str {
-        "arm-neon"
-    }
-
-    fn register_bits(&self) -> u32 {
-        128
+impl crate::isa::target::Target for Neon {
+    fn spec(&self) -> &'static TargetSpec {
+        &SPEC
     }
 
     fn min_register_bits(&self) -> u32 {
@@ -124,32 +170,6 @@ impl super::target::Target for Neon {
     fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {
         let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
         format!("{{ {ty} v_ = {v}; __builtin_memcpy((void *)({ptr}), &v_, sizeof v_); }}")
-    }
-
-    fn compiler(&self) -> (String, Vec<String>) {
-        (
-            "clang-19".into(),
-            CLANG_FLAGS.iter().map(|s| s.to_string()).collect(),
-        )
-    }
-
-    fn run_command(&self, exe: &std::path::Path) -> std::process::Command {
-        let mut c = std::process::Command::new("qemu-aarch64");
-        c.arg("-cpu").arg("max").arg(exe);
-        c
-    }
-
-    fn trace_command(
-        &self,
-        exe: &std::path::Path,
-        log: &std::path::Path,
-    ) -> Option<std::process::Command> {
-        // One translation block per instruction, unchained, each logged when it runs.
-        let mut c = std::process::Command::new("qemu-aarch64");
-        c.args(["-cpu", "max", "-singlestep", "-d", "exec,nochain", "-D"])
-            .arg(log)
-            .arg(exe);
-        Some(c)
     }
 
     fn mca_model(&self) -> Option<(&'static str, &'static str)> {

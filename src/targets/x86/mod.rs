@@ -1,30 +1,122 @@
-//! The x86 target: what the descriptions in `isa/x86/` cannot say.
+//! The x86 targets `x86-avx2` and `x86-avx512`: what the descriptions in `isa/` cannot say.
+//!
+//! Programs are built with clang-19 for the host's architecture and run natively; code for
+//! a feature the host lacks (AVX-512 on most machines) is still compiled and selected.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
-use super::Isa;
+use super::{Family, Registration};
 use crate::diag::{Diag, Source};
+use crate::isa::Isa;
+use crate::isa::target::{OpCheckSuite, TargetSpec, Toolchain};
 use crate::types::{Elem, Type};
 
 /// The description files, embedded in the binary.
 pub const FILES: &[(&str, &str)] = &[
-    ("isa/x86/arith.isa", include_str!("../../isa/x86/arith.isa")),
-    ("isa/x86/mul.isa", include_str!("../../isa/x86/mul.isa")),
-    ("isa/x86/logic.isa", include_str!("../../isa/x86/logic.isa")),
     (
-        "isa/x86/compare.isa",
-        include_str!("../../isa/x86/compare.isa"),
+        "src/targets/x86/isa/arith.isa",
+        include_str!("isa/arith.isa"),
+    ),
+    ("src/targets/x86/isa/mul.isa", include_str!("isa/mul.isa")),
+    (
+        "src/targets/x86/isa/logic.isa",
+        include_str!("isa/logic.isa"),
     ),
     (
-        "isa/x86/convert.isa",
-        include_str!("../../isa/x86/convert.isa"),
+        "src/targets/x86/isa/compare.isa",
+        include_str!("isa/compare.isa"),
     ),
     (
-        "isa/x86/permute.isa",
-        include_str!("../../isa/x86/permute.isa"),
+        "src/targets/x86/isa/convert.isa",
+        include_str!("isa/convert.isa"),
+    ),
+    (
+        "src/targets/x86/isa/permute.isa",
+        include_str!("isa/permute.isa"),
     ),
 ];
+
+/// The x86 family: its descriptions and hand-written lowering rules.
+pub static FAMILY: Family = Family {
+    name: "x86",
+    isa: all,
+    rules: ("src/targets/x86/lower.rules", include_str!("lower.rules")),
+};
+
+const AVX2_FEATURES: &[&str] = &["sse2", "ssse3", "sse41", "sse42", "avx", "avx2"];
+const AVX512_FEATURES: &[&str] = &[
+    "sse2",
+    "ssse3",
+    "sse41",
+    "sse42",
+    "avx",
+    "avx2",
+    "avx512f",
+    "avx512bw",
+    "avx512dq",
+    "avx512vl",
+    "avx512vnni",
+    "avx512vbmi",
+];
+
+/// `x86-avx2`.
+pub static AVX2_SPEC: TargetSpec = TargetSpec {
+    name: "x86-avx2",
+    family: "x86",
+    summary: "x86-64 with AVX2 (256-bit registers), run natively",
+    features: AVX2_FEATURES,
+    register_bits: 256,
+    halide_target: Some("x86-64-linux-avx2-no_asserts"),
+    op_check: Some(OpCheckSuite {
+        file: "x86.txt",
+        section: |h| h == "x86-64-linux-sse41-avx-f16c-fma-avx2",
+        translation: None,
+    }),
+    toolchain: native_toolchain(&["-march=x86-64-v3"]),
+};
+
+/// `x86-avx512`.
+pub static AVX512_SPEC: TargetSpec = TargetSpec {
+    name: "x86-avx512",
+    family: "x86",
+    summary: "x86-64 with AVX-512 F/BW/DQ/VL/VNNI/VBMI (512-bit registers), run natively where the host has it",
+    features: AVX512_FEATURES,
+    register_bits: 512,
+    halide_target: Some("x86-64-linux-avx512_skylake-no_asserts"),
+    op_check: Some(OpCheckSuite {
+        file: "x86.txt",
+        section: |h| h.ends_with("avx512_zen4"),
+        translation: None,
+    }),
+    toolchain: native_toolchain(&["-march=x86-64-v4", "-mavx512vnni", "-mavx512vbmi"]),
+};
+
+const fn native_toolchain(flags: &'static [&'static str]) -> Toolchain {
+    Toolchain {
+        compiler: "clang-19",
+        compiler_package: "clang-19",
+        flags,
+        opt_overrides: &[],
+        runner: &[],
+        runner_package: "",
+        tracer: None,
+    }
+}
+
+/// The registry entry of `x86-avx2`.
+pub const AVX2: Registration = Registration {
+    spec: &AVX2_SPEC,
+    family: &FAMILY,
+    make: || Box::new(Variant::Avx2),
+};
+
+/// The registry entry of `x86-avx512`.
+pub const AVX512: Registration = Registration {
+    spec: &AVX512_SPEC,
+    family: &FAMILY,
+    make: || Box::new(Variant::Avx512),
+};
 
 /// An x86 target variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,38 +128,17 @@ pub enum Variant {
 }
 
 impl Variant {
-    /// The target name on the command line.
-    pub fn name(self) -> &'static str {
+    /// The variant's registry entry.
+    pub fn target_spec(self) -> &'static TargetSpec {
         match self {
-            Variant::Avx2 => "x86-avx2",
-            Variant::Avx512 => "x86-avx512",
-        }
-    }
-
-    /// Widest register in bits.
-    pub fn register_bits(self) -> u32 {
-        match self {
-            Variant::Avx2 => 256,
-            Variant::Avx512 => 512,
+            Variant::Avx2 => &AVX2_SPEC,
+            Variant::Avx512 => &AVX512_SPEC,
         }
     }
 
     /// CPU features the variant may use.
     pub fn features(self) -> BTreeSet<&'static str> {
-        let mut f: BTreeSet<&str> = ["sse2", "ssse3", "sse41", "sse42", "avx", "avx2"]
-            .into_iter()
-            .collect();
-        if self == Variant::Avx512 {
-            f.extend([
-                "avx512f",
-                "avx512bw",
-                "avx512dq",
-                "avx512vl",
-                "avx512vnni",
-                "avx512vbmi",
-            ]);
-        }
-        f
+        self.target_spec().features.iter().copied().collect()
     }
 
     /// The CPU features its programs need beyond the SSE baseline every x86-64 machine
@@ -79,23 +150,11 @@ impl Variant {
             .filter(|f| f.starts_with("avx2") || f.starts_with("avx512"))
             .collect()
     }
-
-    /// clang-19 flags for the variant.
-    pub fn clang_flags(self) -> &'static [&'static str] {
-        match self {
-            Variant::Avx2 => &["-march=x86-64-v3"],
-            Variant::Avx512 => &["-march=x86-64-v4", "-mavx512vnni", "-mavx512vbmi"],
-        }
-    }
 }
 
-impl super::target::Target for Variant {
-    fn name(&self) -> &str {
-        Variant::name(*self)
-    }
-
-    fn register_bits(&self) -> u32 {
-        Variant::register_bits(*self)
+impl crate::isa::target::Target for Variant {
+    fn spec(&self) -> &'static TargetSpec {
+        self.target_spec()
     }
 
     fn folds_widening_loads(&self) -> bool {
@@ -113,7 +172,7 @@ impl super::target::Target for Variant {
         let missing = host_lacks(&self.runtime_features())?;
         Some(format!(
             "host lacks {missing}: this machine cannot run {} code (it is still compiled and selected)",
-            self.name()
+            self.target_spec().name
         ))
     }
 
@@ -175,17 +234,6 @@ impl super::target::Target for Variant {
             256 => format!("_mm256_storeu_si256((__m256i *)({ptr}), {v});"),
             _ => format!("_mm512_storeu_si512((void *)({ptr}), {v});"),
         }
-    }
-
-    fn compiler(&self) -> (String, Vec<String>) {
-        (
-            "clang-19".into(),
-            self.clang_flags().iter().map(|s| s.to_string()).collect(),
-        )
-    }
-
-    fn run_command(&self, exe: &std::path::Path) -> std::process::Command {
-        std::process::Command::new(exe)
     }
 }
 

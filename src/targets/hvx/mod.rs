@@ -1,35 +1,98 @@
-//! The Hexagon HVX target (`hvx`, 128-byte vectors): what the descriptions in `isa/hvx/`
+//! The Hexagon HVX target (`hvx`, 128-byte vectors): what the descriptions in `isa/`
 //! cannot say.
 //!
 //! Programs are built freestanding with clang-19 for Hexagon V67 with 128-byte HVX and run
 //! under `qemu-hexagon`. There is no C library for Hexagon here, so harrow ships the few
-//! pieces its programs use (`src/isa/hexagon_rt/`: process entry, system calls, memory and
-//! string helpers, a small printf) as headers that shadow the standard ones; they are written
-//! to a directory under the system temporary directory and put first on the include path.
+//! pieces its programs use (`runtime/`: process entry, system calls, memory and string
+//! helpers, a small printf) as headers that shadow the standard ones; they are written to a
+//! directory under the system temporary directory and put first on the include path.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, LazyLock};
 
-use super::Isa;
+use super::{Family, Registration};
 use crate::diag::{Diag, Source};
+use crate::isa::Isa;
+use crate::isa::target::{OpCheckSuite, Purpose, TargetSpec, Toolchain};
 use crate::types::{Elem, Type};
 
 /// The description files, embedded in the binary.
 pub const FILES: &[(&str, &str)] = &[
-    ("isa/hvx/arith.isa", include_str!("../../isa/hvx/arith.isa")),
-    ("isa/hvx/widen.isa", include_str!("../../isa/hvx/widen.isa")),
-    ("isa/hvx/shift.isa", include_str!("../../isa/hvx/shift.isa")),
-    ("isa/hvx/mul.isa", include_str!("../../isa/hvx/mul.isa")),
     (
-        "isa/hvx/permute.isa",
-        include_str!("../../isa/hvx/permute.isa"),
+        "src/targets/hvx/isa/arith.isa",
+        include_str!("isa/arith.isa"),
     ),
     (
-        "isa/hvx/compare.isa",
-        include_str!("../../isa/hvx/compare.isa"),
+        "src/targets/hvx/isa/widen.isa",
+        include_str!("isa/widen.isa"),
+    ),
+    (
+        "src/targets/hvx/isa/shift.isa",
+        include_str!("isa/shift.isa"),
+    ),
+    ("src/targets/hvx/isa/mul.isa", include_str!("isa/mul.isa")),
+    (
+        "src/targets/hvx/isa/permute.isa",
+        include_str!("isa/permute.isa"),
+    ),
+    (
+        "src/targets/hvx/isa/compare.isa",
+        include_str!("isa/compare.isa"),
     ),
 ];
+
+/// The HVX family: its descriptions and hand-written lowering rules.
+pub static FAMILY: Family = Family {
+    name: "hvx",
+    isa: all,
+    rules: ("src/targets/hvx/lower.rules", include_str!("lower.rules")),
+};
+
+/// `hvx`.
+pub static SPEC: TargetSpec = TargetSpec {
+    name: "hvx",
+    family: "hvx",
+    summary: "Hexagon V67 HVX with 128-byte vectors, freestanding, run under qemu-hexagon",
+    features: &["hvx"],
+    register_bits: VECTOR_BITS,
+    // The harness is freestanding: no Halide runtime, its few entry points given by the
+    // target (`Target::halide_glue`).
+    halide_target: Some("hexagon-32-noos-hvx-hvx_128-no_asserts-no_bounds_query-no_runtime"),
+    op_check: Some(OpCheckSuite {
+        file: "hvx.txt",
+        section: |h| h.starts_with("hexagon-32-noos-hvx-hvx_128"),
+        translation: None,
+    }),
+    toolchain: Toolchain {
+        compiler: "clang-19",
+        compiler_package: "clang-19",
+        flags: CLANG_FLAGS,
+        // clang-19's Hexagon backend takes minutes on big batches of generic 128-lane code
+        // at -O1 and above, and miscompiles some of it (a gather through an i32x128 index
+        // at -O2; a crash at -O1 in a 466-case batch). Batches check harrow's choices, which
+        // are intrinsic calls at any level, so they are built unoptimised. It also
+        // miscompiles harrow's 128-bit generic helpers once it optimises them (they stay
+        // unoptimised: `optnone` in the prelude), and at -O2 and -O3 also the `add`
+        // benchmark's vector code. At -O1 every kernel agrees with the interpreter;
+        // kernels (harrow's code and the harness) are built there.
+        opt_overrides: &[
+            (Purpose::Cases, "-O0"),
+            (Purpose::ConformanceAssembly, "-O0"),
+            (Purpose::Kernel, "-O1"),
+        ],
+        runner: &["qemu-hexagon"],
+        runner_package: "qemu-user",
+        // One line per executed packet.
+        tracer: Some(&["-singlestep", "-d", "exec,nochain"]),
+    },
+};
+
+/// The registry entry of `hvx`.
+pub const HVX: Registration = Registration {
+    spec: &SPEC,
+    family: &FAMILY,
+    make: || Box::new(Hvx),
+};
 
 /// Helpers that descriptions name as intrinsics: a pair shuffled or dealt in place, the
 /// high word of a 32-bit product, and
@@ -82,12 +145,12 @@ static inline HVX_Vector hv_vload_part(const void *p, unsigned n) {
 
 /// The runtime headers (path inside the include directory, text).
 const RUNTIME: &[(&str, &str)] = &[
-    ("hv_rt.h", include_str!("hexagon_rt/hv_rt.h")),
-    ("stdio.h", include_str!("hexagon_rt/stdio.h")),
-    ("stdlib.h", include_str!("hexagon_rt/stdlib.h")),
-    ("string.h", include_str!("hexagon_rt/string.h")),
-    ("time.h", include_str!("hexagon_rt/time.h")),
-    ("sys/mman.h", include_str!("hexagon_rt/sys/mman.h")),
+    ("hv_rt.h", include_str!("runtime/hv_rt.h")),
+    ("stdio.h", include_str!("runtime/stdio.h")),
+    ("stdlib.h", include_str!("runtime/stdlib.h")),
+    ("string.h", include_str!("runtime/string.h")),
+    ("time.h", include_str!("runtime/time.h")),
+    ("sys/mman.h", include_str!("runtime/sys/mman.h")),
 ];
 
 /// The HVX target: Hexagon V67, 128-byte vectors.
@@ -135,9 +198,9 @@ fn runtime_dir() -> Result<&'static Path, String> {
     DIR.as_deref().map_err(|e| e.clone())
 }
 
-impl super::target::Target for Hvx {
-    fn name(&self) -> &str {
-        "hvx"
+impl crate::isa::target::Target for Hvx {
+    fn spec(&self) -> &'static TargetSpec {
+        &SPEC
     }
 
     fn register_bits(&self) -> u32 {
@@ -196,22 +259,6 @@ impl super::target::Target for Hvx {
         true
     }
 
-    fn batch_opt_level(&self) -> Option<&'static str> {
-        // clang-19's Hexagon backend takes minutes on big batches of generic 128-lane code
-        // at -O1 and above, and miscompiles some of it (a gather through an i32x128 index
-        // at -O2; a crash at -O1 in a 466-case batch). Batches check harrow's choices, which
-        // are intrinsic calls at any level, so they are built unoptimised.
-        Some("-O0")
-    }
-
-    fn kernel_opt_level(&self) -> &'static str {
-        // clang-19's Hexagon backend miscompiles harrow's 128-bit generic helpers once it
-        // optimises them (they stay unoptimised: `optnone` in the prelude), and at -O2 and
-        // -O3 also the `add` benchmark's vector code. At -O1 every kernel agrees with the
-        // interpreter; kernels (harrow's and the scalar baseline alike) are built there.
-        "-O1"
-    }
-
     fn c_header(&self) -> String {
         format!(
             "#include <hexagon_types.h>\n#include <hvx_hexagon_protos.h>\n#include <stdint.h>\n#include <string.h>\n{HELPERS}"
@@ -255,7 +302,7 @@ impl super::target::Target for Hvx {
             // The compile then fails on the missing headers; say why first.
             Err(e) => eprintln!("harrow: {e}"),
         }
-        ("clang-19".into(), flags)
+        (SPEC.toolchain.compiler.into(), flags)
     }
 
     fn halide_link_args(&self) -> Vec<String> {
@@ -267,23 +314,8 @@ impl super::target::Target for Hvx {
         HALIDE_GLUE
     }
 
-    fn run_command(&self, exe: &Path) -> Command {
-        let mut c = Command::new("qemu-hexagon");
-        c.arg(exe);
-        c
-    }
-
     fn trace_unit(&self) -> &'static str {
         "packets"
-    }
-
-    fn trace_command(&self, exe: &Path, log: &Path) -> Option<Command> {
-        // One line per executed packet.
-        let mut c = Command::new("qemu-hexagon");
-        c.args(["-singlestep", "-d", "exec,nochain", "-D"])
-            .arg(log)
-            .arg(exe);
-        Some(c)
     }
 }
 

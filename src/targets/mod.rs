@@ -1,0 +1,168 @@
+//! The targets: one folder per target family, and the registry that names them.
+//!
+//! A folder (`x86/`, `arm/`, `hvx/`) holds everything about its family: the instruction
+//! descriptions (`isa/*.isa`), the hand-written lowering rules (`lower.rules`), the thin
+//! [`Target`] implementation of each target of the family (C types, loads, what the
+//! descriptions cannot say), its runtime files and any selection strategy only it needs.
+//! Everything generic (selection, emission, kernels, the command line) reads targets
+//! through [`REGISTRY`] and the [`Target`] trait, never by name: adding a target is adding
+//! a folder and a line to [`REGISTRY`].
+
+pub mod arm;
+pub mod hvx;
+pub mod x86;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use crate::diag::{Diag, Source};
+use crate::isa::Isa;
+use crate::isa::target::{Target, TargetSpec};
+use crate::lower::Backend;
+use crate::rules::{RuleKind, RuleSet};
+
+/// A target family: the descriptions and hand-written rules its targets share.
+pub struct Family {
+    /// The family name (`x86`): `harrow verify --target` takes it.
+    pub name: &'static str,
+    /// Every description of the family (all features), loaded once.
+    pub isa: fn() -> Result<&'static Isa, Diag>,
+    /// The hand-written lowering rules: (path shown in diagnostics, text).
+    pub rules: (&'static str, &'static str),
+}
+
+/// One target of the registry.
+pub struct Registration {
+    /// The facts about it.
+    pub spec: &'static TargetSpec,
+    /// Its family.
+    pub family: &'static Family,
+    /// Its [`Target`] implementation.
+    pub make: fn() -> Box<dyn Target>,
+}
+
+/// Every target harrow compiles for, in the order the command line lists them.
+pub static REGISTRY: &[Registration] = &[x86::AVX2, x86::AVX512, arm::NEON, hvx::HVX];
+
+/// The names accepted by `--target`.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|r| r.spec.name).collect()
+}
+
+/// The registry entry of a target name.
+pub fn lookup(name: &str) -> Result<&'static Registration, String> {
+    REGISTRY
+        .iter()
+        .find(|r| r.spec.name == name)
+        .ok_or_else(|| {
+            format!(
+                "unknown target `{name}`; expected one of: {}",
+                names().join(", ")
+            )
+        })
+}
+
+/// The target families, each once, in registry order.
+pub fn families() -> Vec<&'static Family> {
+    let mut seen = BTreeSet::new();
+    REGISTRY
+        .iter()
+        .filter(|r| seen.insert(r.family.name))
+        .map(|r| r.family)
+        .collect()
+}
+
+/// A few lines for `--help`: every target with its summary.
+pub fn help() -> String {
+    let mut s = String::from("Targets:\n");
+    for r in REGISTRY {
+        s.push_str(&format!("  {:<12} {}\n", r.spec.name, r.spec.summary));
+    }
+    s
+}
+
+/// Builds the backend of a target: its family's descriptions restricted to its features,
+/// the derived and hand-written rules, and extra rule files.
+fn build(reg: &Registration, extra: &[Arc<Source>]) -> Result<Backend, Diag> {
+    let (path, text) = reg.family.rules;
+    let features: BTreeSet<&str> = reg.spec.features.iter().copied().collect();
+    Backend::build(
+        (reg.family.isa)()?,
+        &features,
+        &Source::new(path, text),
+        extra,
+        (reg.make)(),
+    )
+}
+
+/// Builds the backend for a target name, with extra rule files.
+pub fn backend_with(name: &str, extra: &[Arc<Source>]) -> Result<Backend, String> {
+    build(lookup(name)?, extra).map_err(|d| d.to_string())
+}
+
+static BACKENDS: LazyLock<Mutex<HashMap<String, Arc<Backend>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The backend for a target name with the built-in rules (built once per process).
+pub fn backend(name: &str) -> Result<Arc<Backend>, String> {
+    let mut m = BACKENDS.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(b) = m.get(name) {
+        return Ok(b.clone());
+    }
+    let b = Arc::new(backend_with(name, &[])?);
+    m.insert(name.to_string(), b.clone());
+    Ok(b)
+}
+
+/// The family of a name (`x86`), for `harrow verify --target`.
+pub fn family(name: &str) -> Result<&'static Family, String> {
+    families()
+        .into_iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = families().iter().map(|f| f.name).collect();
+            format!(
+                "unknown target family `{name}`; expected one of: {}",
+                names.join(", ")
+            )
+        })
+}
+
+/// Every lowering rule of a target family, for proving: the rules derived from all its
+/// instruction descriptions (every feature), their half rules, the hand-written rules and
+/// any extra rule files.
+pub fn family_rules(family: &Family, extra: &[Arc<Source>]) -> Result<RuleSet, Diag> {
+    let all = (family.isa)()?;
+    let (path, text) = family.rules;
+    let src = Source::new(path, text);
+    let table = Arc::new(all.table());
+    let mut rules = all.derived.clone();
+    rules.extend(RuleSet::load_with(&src, RuleKind::Lower, Some(&table))?.rules);
+    for s in extra {
+        rules.extend(RuleSet::load_with(s, RuleKind::Lower, Some(&table))?.rules);
+    }
+    Ok(RuleSet::from_rules(rules, RuleKind::Lower))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_specs_agree_with_their_targets() {
+        let mut seen = BTreeSet::new();
+        for r in REGISTRY {
+            assert!(seen.insert(r.spec.name), "{} registered twice", r.spec.name);
+            let t = (r.make)();
+            assert_eq!(t.name(), r.spec.name);
+            assert!(std::ptr::eq(t.spec(), r.spec), "{}", r.spec.name);
+            assert_eq!(r.spec.family, r.family.name, "{}", r.spec.name);
+        }
+        assert!(
+            lookup("z80")
+                .err()
+                .unwrap()
+                .contains("unknown target `z80`")
+        );
+    }
+}
