@@ -11,7 +11,7 @@ fn main() {
         eprintln!("skipped: ../shared not found; set HARROW_SHARED");
         return;
     };
-    let specs: Vec<_> = harrow::util::corpus::load_all(&shared)
+    let specs: Vec<_> = harrow::syntax::corpus::load_all(&shared)
         .into_iter()
         .filter_map(|(p, r)| r.ok().map(|s| (p, s)))
         .collect();

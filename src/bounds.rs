@@ -356,7 +356,7 @@ impl Intervals {
                 for (i, iv) in a.iter().enumerate() {
                     inner
                         .var_facts
-                        .insert(crate::isa::instr::param_name(i).into(), *iv);
+                        .insert(crate::ir::instr::param_name(i).into(), *iv);
                 }
                 inner.interval(&ins.semantics)
             }
@@ -369,7 +369,7 @@ mod tests {
     use super::*;
     use crate::interp::{eval, random_env};
     use crate::ir::visit::post_order;
-    use crate::util::exprgen::Gen;
+    use crate::syntax::exprgen::Gen;
     use proptest::prelude::*;
 
     proptest! {

@@ -323,6 +323,43 @@ impl fmt::Display for Type {
     }
 }
 
+/// Reads canonical bits as an exact integer. Exact for every type except `U128` values of
+/// 2^127 and above, which callers never need (no user type is 128 bits wide).
+pub fn to_i128(bits: u128, elem: Elem) -> i128 {
+    if elem.is_signed() && elem.bits() < 128 {
+        let shift = 128 - elem.bits();
+        ((bits << shift) as i128) >> shift
+    } else {
+        bits as i128
+    }
+}
+
+/// Truncates an exact integer to `elem` (two's-complement wrap-around).
+pub fn from_i128(v: i128, elem: Elem) -> u128 {
+    if elem == Elem::Bool {
+        return (v != 0) as u128;
+    }
+    (v as u128) & elem.mask()
+}
+
+/// True for names that are type variables: an upper-case letter, then upper-case letters or
+/// digits (`T`, `W`, `T2`), so that `Tx16` reads as a vector of `T`.
+pub fn is_type_var(name: &str) -> bool {
+    let mut c = name.chars();
+    c.next().is_some_and(|f| f.is_ascii_uppercase())
+        && c.all(|x| x.is_ascii_uppercase() || x.is_ascii_digit())
+}
+
+/// The type variable of a (vector) type name: `T` in `T` or `Tx16`.
+pub fn type_var_of(name: &str) -> Option<&str> {
+    if is_type_var(name) {
+        return Some(name);
+    }
+    let (head, lanes) = name.rsplit_once('x')?;
+    (is_type_var(head) && !lanes.is_empty() && lanes.bytes().all(|b| b.is_ascii_digit()))
+        .then_some(head)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -351,8 +351,7 @@ fn run_checks_a_kernel_and_bench_reports_json() {
 
 #[test]
 fn arm_neon_compile_run_and_counted_bench() {
-    harrow::isa::target::require_tool("qemu-aarch64", "qemu-user")
-        .unwrap_or_else(|m| panic!("{m}"));
+    harrow::isa::toolchain::require("qemu-aarch64", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
     let (code, out, err) = harrow(&[
         "compile",
         "rounding_halving_add(a, b)",

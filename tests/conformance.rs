@@ -15,7 +15,7 @@ fn check_at(target: &str, percent: usize) {
         println!("skipped: ../shared not found");
         return;
     };
-    harrow::isa::target::require_tool("clang-19", "clang-19").unwrap_or_else(|m| panic!("{m}"));
+    harrow::isa::toolchain::require("clang-19", "clang-19").unwrap_or_else(|m| panic!("{m}"));
     let suite = harrow::targets::lookup(target)
         .unwrap()
         .spec
@@ -64,14 +64,12 @@ fn avx512_conformance() {
 
 #[test]
 fn arm_neon_conformance() {
-    harrow::isa::target::require_tool("qemu-aarch64", "qemu-user")
-        .unwrap_or_else(|m| panic!("{m}"));
+    harrow::isa::toolchain::require("qemu-aarch64", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
     check("arm-neon");
 }
 
 #[test]
 fn hvx_conformance() {
-    harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
-        .unwrap_or_else(|m| panic!("{m}"));
+    harrow::isa::toolchain::require("qemu-hexagon", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
     check_at("hvx", 87);
 }

@@ -3,9 +3,9 @@
 
 mod common;
 
-use harrow::isa::target::require_tool;
+use harrow::isa::toolchain::require as require_tool;
 use harrow::lower::{self, harness};
-use harrow::util::corpus;
+use harrow::syntax::corpus;
 
 #[test]
 fn every_rake_arm_expression_compiles_and_matches_the_interpreter() {

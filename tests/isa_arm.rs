@@ -1,6 +1,6 @@
 //! Every Arm Neon instruction description agrees with qemu-aarch64 (`-cpu max`).
 
-use harrow::isa::{hwcheck, target::require_tool};
+use harrow::isa::{hwcheck, toolchain::require as require_tool};
 use harrow::targets::arm;
 
 fn tools() {

@@ -1,6 +1,6 @@
 //! Every HVX instruction description agrees with qemu-hexagon.
 
-use harrow::isa::{hwcheck, target::require_tool};
+use harrow::isa::{hwcheck, toolchain::require as require_tool};
 use harrow::targets::hvx;
 
 fn tools() {

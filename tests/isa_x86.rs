@@ -1,7 +1,7 @@
 //! Every x86 instruction description agrees with the host CPU (an AMD Zen 4 here, with
 //! AVX2 and AVX-512 F/BW/DQ/VL/VNNI/VBMI).
 
-use harrow::isa::{hwcheck, target::require_tool};
+use harrow::isa::{hwcheck, toolchain::require as require_tool};
 use harrow::targets::x86;
 
 #[test]

@@ -77,8 +77,7 @@ fn suite_runs_correctly_on_avx512() {
 
 #[test]
 fn suite_runs_correctly_on_arm_neon() {
-    harrow::isa::target::require_tool("qemu-aarch64", "qemu-user")
-        .unwrap_or_else(|m| panic!("{m}"));
+    harrow::isa::toolchain::require("qemu-aarch64", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
     run_suite("arm-neon");
 }
 
@@ -233,8 +232,7 @@ fn halide_baseline_is_built_or_explained() {
 /// runtime, links into the freestanding program with the target's glue and is counted.
 #[test]
 fn halide_baseline_on_hvx_is_built_or_explained() {
-    harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
-        .unwrap_or_else(|m| panic!("{m}"));
+    harrow::isa::toolchain::require("qemu-hexagon", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
     let h = kernel::halide::Halide::detect();
     let be = harrow::targets::backend("hvx").unwrap();
     let k = suite_kernel("add");
@@ -252,8 +250,7 @@ fn halide_baseline_on_hvx_is_built_or_explained() {
 /// translation unit, linked into the counted program (the runtime defined once).
 #[test]
 fn hvx_count_links_an_o3_baseline() {
-    harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
-        .unwrap_or_else(|m| panic!("{m}"));
+    harrow::isa::toolchain::require("qemu-hexagon", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
     let be = harrow::targets::backend("hvx").unwrap();
     assert_ne!(
         be.target.opt_level(harrow::isa::target::Purpose::Kernel),
@@ -273,8 +270,7 @@ fn hvx_count_links_an_o3_baseline() {
 
 #[test]
 fn suite_runs_correctly_on_hvx() {
-    harrow::isa::target::require_tool("qemu-hexagon", "qemu-user")
-        .unwrap_or_else(|m| panic!("{m}"));
+    harrow::isa::toolchain::require("qemu-hexagon", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
     run_suite("hvx");
 }
 

@@ -6,7 +6,7 @@ mod common;
 use harrow::interp::{eval, random_env};
 use harrow::ir::visit::inline_lets;
 use harrow::rules::cost::CostCache;
-use harrow::util::corpus::load_all;
+use harrow::syntax::corpus::load_all;
 
 #[test]
 fn lifting_the_corpus_lowers_cost_and_keeps_values() {

@@ -12,7 +12,7 @@ use harrow::rules::{Binds, Inst, Pat, PatKind, Rule};
 use harrow::types::{Elem, Type};
 
 fn clang_available() -> bool {
-    harrow::isa::target::require_tool("clang-19", "clang-19")
+    harrow::isa::toolchain::require("clang-19", "clang-19")
         .map_err(|m| panic!("{m}"))
         .is_ok()
 }
@@ -202,7 +202,7 @@ fn every_avx512_lowering_rule_computes_what_its_left_hand_side_means() {
 
 #[test]
 fn every_arm_lowering_rule_computes_what_its_left_hand_side_means() {
-    if let Err(e) = harrow::isa::target::require_tool("qemu-aarch64", "qemu-user") {
+    if let Err(e) = harrow::isa::toolchain::require("qemu-aarch64", "qemu-user") {
         panic!("{e}");
     }
     check_rules("arm-neon");
@@ -210,7 +210,7 @@ fn every_arm_lowering_rule_computes_what_its_left_hand_side_means() {
 
 #[test]
 fn every_hvx_lowering_rule_computes_what_its_left_hand_side_means() {
-    if let Err(e) = harrow::isa::target::require_tool("qemu-hexagon", "qemu-user") {
+    if let Err(e) = harrow::isa::toolchain::require("qemu-hexagon", "qemu-user") {
         panic!("{e}");
     }
     check_rules("hvx");

@@ -2,8 +2,8 @@
 //! syntax and the S-expression form.
 
 use harrow::diag::Source;
+use harrow::syntax::exprgen::{Gen, decls_for};
 use harrow::syntax::{elab::ElabOptions, halide, sexpr};
-use harrow::util::exprgen::{Gen, decls_for};
 use proptest::prelude::*;
 
 proptest! {

@@ -99,7 +99,7 @@ fn operations_without_a_vector_form_say_why() {
 
 #[test]
 fn vector_fallbacks_compute_what_the_interpreter_says() {
-    harrow::isa::target::require_tool("clang-19", "clang-19").unwrap_or_else(|m| panic!("{m}"));
+    harrow::isa::toolchain::require("clang-19", "clang-19").unwrap_or_else(|m| panic!("{m}"));
     let be = harrow::targets::backend("x86-avx2").unwrap();
     let progs: Vec<Lowered> = VECTOR_CASES
         .iter()

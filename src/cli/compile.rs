@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{CliError, InputArgs, exprs_from_arg, read_source};
+use crate::isa::target::Purpose;
+use crate::isa::toolchain;
 use crate::lower;
 
 /// `harrow compile`
@@ -103,29 +105,17 @@ pub fn cmd_compile(a: &CompileArgs) -> Result<String, CliError> {
         match a.emit.as_str() {
             "ir" => out.push_str(&lower::listing(&l)),
             "c" => out.push_str(&lower::c_file(&l, target, &a.name)),
-            _ => out.push_str(&assembly(&lower::c_file(&l, target, &a.name), target)?),
+            _ => out.push_str(&toolchain::assembly(
+                target,
+                Purpose::Assembly,
+                &lower::c_file(&l, target, &a.name),
+            )?),
         }
         if a.explain {
             out.push_str(&lower::explain(&l, &a.target));
         }
     }
     Ok(out)
-}
-
-pub fn assembly(c: &str, target: &dyn crate::isa::target::Target) -> Result<String, CliError> {
-    let (cc, flags) = target.compiler();
-    crate::isa::target::require_tool(&cc, "clang-19").map_err(CliError::Other)?;
-    let dir = std::env::temp_dir().join(format!("harrow-compile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| CliError::Other(e.to_string()))?;
-    let cfile = dir.join("kernel.c");
-    std::fs::write(&cfile, c).map_err(|e| CliError::Other(e.to_string()))?;
-    let mut cmd = std::process::Command::new(&cc);
-    cmd.args(&flags)
-        .args(["-O3", "-S", "-fno-asynchronous-unwind-tables", "-o", "-"])
-        .arg(&cfile);
-    let r = crate::isa::target::run_to_string(cmd).map_err(CliError::Other);
-    let _ = std::fs::remove_dir_all(&dir);
-    r
 }
 
 /// Runs `harrow conformance`.
@@ -154,8 +144,7 @@ pub fn cmd_conformance(a: &ConformanceArgs) -> Result<String, CliError> {
     };
     let src = read_source(&path)?;
     let be = backend(&a.target, &[])?;
-    let (cc, _) = be.target.compiler();
-    crate::isa::target::require_tool(&cc, "clang-19").map_err(CliError::Other)?;
+    toolchain::require_toolchain(be.target.as_ref())?;
     let dir = std::env::temp_dir().join(format!(
         "harrow-conformance-{}-{}",
         a.target,

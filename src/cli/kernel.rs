@@ -127,7 +127,11 @@ pub fn compile(
         }
         "asm" => {
             let c = harness::c_file(&k, be, width, name).0;
-            super::compile::assembly(&c, be.target.as_ref())
+            Ok(crate::isa::toolchain::assembly(
+                be.target.as_ref(),
+                crate::isa::target::Purpose::Assembly,
+                &c,
+            )?)
         }
         _ => Err(CliError::Other(format!(
             "unknown --emit `{emit}` for a kernel; expected c, scalar-c, asm, ir or footprint"

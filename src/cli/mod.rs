@@ -25,6 +25,9 @@ pub enum CliError {
     /// A diagnostic about some input text.
     #[error("{0}")]
     Diag(Box<Diag>),
+    /// A tool is missing, or building or running a program failed.
+    #[error("error: {0}")]
+    Tool(#[from] crate::isa::toolchain::ToolError),
     /// Anything else (a missing file, a bad flag value).
     #[error("error: {0}")]
     Other(String),

@@ -6,24 +6,7 @@
 
 use crate::types::Elem;
 
-/// Reads canonical bits as an exact integer. Exact for every type except `U128` values of
-/// 2^127 and above, which callers never need (no user type is 128 bits wide).
-pub fn to_i128(bits: u128, elem: Elem) -> i128 {
-    if elem.is_signed() && elem.bits() < 128 {
-        let shift = 128 - elem.bits();
-        ((bits << shift) as i128) >> shift
-    } else {
-        bits as i128
-    }
-}
-
-/// Truncates an exact integer to `elem` (two's-complement wrap-around).
-pub fn from_i128(v: i128, elem: Elem) -> u128 {
-    if elem == Elem::Bool {
-        return (v != 0) as u128;
-    }
-    (v as u128) & elem.mask()
-}
+pub use crate::types::{from_i128, to_i128};
 
 /// Clamps an exact integer into `elem`'s range.
 pub fn saturate(v: i128, elem: Elem) -> u128 {

@@ -282,7 +282,7 @@ impl Evaluator<'_> {
             // An instruction means its semantics with the operands bound.
             let mut inner = Env::new();
             for (i, a) in args.iter().enumerate() {
-                inner.set(crate::isa::instr::param_name(i), (**a).clone());
+                inner.set(crate::ir::instr::param_name(i), (**a).clone());
             }
             return eval(&ins.semantics, &inner).map(Rc::new);
         }

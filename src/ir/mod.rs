@@ -7,11 +7,11 @@
 //!   (pointer identity) and shared sub-terms are shared in memory;
 //! - nodes are immutable; rewriting builds new nodes.
 
+pub mod instr;
 pub mod op;
 pub mod typeck;
 pub mod visit;
 
-use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
@@ -46,17 +46,8 @@ impl Hash for Expr {
     }
 }
 
-impl fmt::Debug for Expr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", crate::syntax::sexpr::print(self))
-    }
-}
-
-impl fmt::Display for Expr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::syntax::halide::print(self))
-    }
-}
+// `Display` (Halide syntax) and `Debug` (S-expressions) are implemented by the printers in
+// `crate::syntax`, above the IR: the IR does not know its concrete syntaxes.
 
 /// A type error from building a node: the message names the operator and the types.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -261,8 +252,7 @@ impl Expr {
     /// If this is a (broadcast) constant, its exact value in its own element type.
     pub fn as_const(&self) -> Option<i128> {
         let b = self.as_const_bits()?;
-        Some(crate::interp::lane::to_i128(b, self.ty().elem))
-            .filter(|_| self.ty().elem != Elem::U128)
+        Some(crate::types::to_i128(b, self.ty().elem)).filter(|_| self.ty().elem != Elem::U128)
     }
 
     /// Number of distinct nodes in the DAG rooted here.

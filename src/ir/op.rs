@@ -107,7 +107,7 @@ pub enum Op {
     /// Maximum of groups of adjacent lanes.
     ReduceMax,
     /// A target instruction; its meaning is its description's semantics.
-    Instr(Arc<crate::isa::Instr>),
+    Instr(Arc<crate::ir::instr::Instr>),
 }
 
 /// How an operator is spelled and how many operands it takes.

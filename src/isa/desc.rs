@@ -20,8 +20,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::instr::{Instr, InstrCost, param_name};
 use crate::diag::{Diag, Source};
+use crate::ir::instr::{Instr, InstrCost, param_name};
 use crate::ir::{Expr, Op, Sym};
 use crate::rules::parse::{RuleDecl, TypeFn, TypePred, parse_where, type_var_of};
 use crate::rules::{Inst, Pat, PatKind, Rule};

@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use super::Instr;
-use super::target::{Target, bytes_to_lanes, lanes_to_bytes, run_to_string};
+use super::target::{Purpose, Target, bytes_to_lanes, lanes_to_bytes};
+use super::toolchain::{self, Compile, Output, write_file};
 use crate::interp::{Env, Value, eval, lane};
 use crate::ir::{Expr, Op};
 use crate::types::Type;
@@ -238,26 +239,16 @@ pub fn check(
     }
     c.push_str("  return 0;\n}\n");
 
-    std::fs::create_dir_all(workdir)
-        .map_err(|e| format!("cannot create {}: {e}", workdir.display()))?;
-    let cfile = workdir.join("isa_check.c");
+    let cfile = write_file(workdir, "isa_check.c", &c)?;
     let exe = workdir.join("isa_check");
-    let input = workdir.join("isa_check.in");
-    std::fs::write(&cfile, &c).map_err(|e| format!("cannot write {}: {e}", cfile.display()))?;
     if data.is_empty() {
         data.push(0);
     }
-    std::fs::write(&input, &data).map_err(|e| format!("cannot write {}: {e}", input.display()))?;
-    let (cc, flags) = target.compiler();
-    let mut cmd = std::process::Command::new(&cc);
     // Only intrinsic calls and copies: -O1 compiles quickly and correctly on every target.
-    cmd.args(&flags).arg("-O1").arg("-o").arg(&exe).arg(&cfile);
-    run_to_string(cmd)?;
-    let mut run = target.run_command(&exe);
-    run.stdin(
-        std::fs::File::open(&input).map_err(|e| format!("cannot open {}: {e}", input.display()))?,
-    );
-    let out = run_to_string(run)?;
+    Compile::new(target, Purpose::HardwareCheck)
+        .arg(&cfile)
+        .output(&exe, Output::Executable)?;
+    let out = String::from_utf8_lossy(&toolchain::run(target, &exe, &[], &data)?).into_owned();
     let mut got: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     for line in out.lines() {
         if let Some((tag, hex)) = line.split_once(' ') {

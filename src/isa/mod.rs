@@ -6,13 +6,13 @@
 
 pub mod desc;
 pub mod hwcheck;
-pub mod instr;
 pub mod target;
+pub mod toolchain;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-pub use instr::{Instr, InstrCost};
+pub use crate::ir::instr::{Instr, InstrCost, InstrTable, param_name};
 
 use crate::diag::{Diag, Source};
 use crate::ir::{Expr, Op, Sym};
@@ -27,7 +27,7 @@ pub fn expand(e: &Expr) -> Expr {
                 let map: HashMap<Sym, Expr> = args
                     .into_iter()
                     .enumerate()
-                    .map(|(i, a)| (Sym::from(instr::param_name(i).as_str()), a))
+                    .map(|(i, a)| (Sym::from(param_name(i).as_str()), a))
                     .collect();
                 crate::ir::visit::substitute(&ins.semantics, &map)
             }
@@ -99,9 +99,6 @@ fn half_rules(isa: &Isa) -> Vec<Rule> {
     }
     out
 }
-
-/// Instructions by intrinsic name (several instantiations may share one).
-pub type InstrTable = HashMap<String, Vec<Arc<Instr>>>;
 
 /// The instructions of a target and the rules derived from their semantics.
 #[derive(Clone, Debug, Default)]

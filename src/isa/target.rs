@@ -224,6 +224,22 @@ pub trait Target: Send + Sync {
     fn trace_unit(&self) -> &'static str {
         "instructions"
     }
+    /// The page size of the machine (or emulator) its programs run on: the unit of the
+    /// guard pages that make reads outside a kernel's footprint fault.
+    fn page_size(&self) -> u64 {
+        4096
+    }
+    /// Bytes a Halide 21 pipeline's loads may read past the end of a buffer (left readable
+    /// before the guard page when Halide's code is in the program).
+    fn halide_read_slack(&self) -> u64 {
+        0
+    }
+    /// Compiler flags of a second translation unit of a program (the scalar baseline,
+    /// built at its own optimisation level), when the target's runtime must be told that
+    /// the main unit defines it.
+    fn c_second_unit_flags(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Linker arguments a Halide 21 object for this target needs (its runtime's libraries).
     fn halide_link_args(&self) -> Vec<String> {
         ["-lpthread", "-ldl", "-lm"].map(String::from).to_vec()
@@ -274,33 +290,4 @@ pub fn bytes_to_lanes(t: Type, bytes: &[u8]) -> Vec<u128> {
             u128::from_le_bytes(b)
         })
         .collect()
-}
-
-/// Runs a command, returning its standard output or a message with its standard error.
-pub fn run_to_string(mut cmd: Command) -> Result<String, String> {
-    let out = cmd
-        .output()
-        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{cmd:?} failed ({}):\n{}{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr),
-            String::from_utf8_lossy(&out.stdout)
-                .chars()
-                .take(2000)
-                .collect::<String>()
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// Checks that a tool exists, with a message saying how to install it.
-pub fn require_tool(tool: &str, package: &str) -> Result<(), String> {
-    match Command::new(tool).arg("--version").output() {
-        Ok(_) => Ok(()),
-        Err(_) => Err(format!(
-            "`{tool}` is not installed; install it with `apt-get install {package}` (or run scripts/install-deps.sh)"
-        )),
-    }
 }

@@ -18,7 +18,8 @@ use std::fmt::Write;
 
 use super::{Affine, Kernel, Leaf, leaf, scalar};
 use crate::ir::{Expr, Op, mk, mk_typed};
-use crate::lower::emit::{FnWriter, c_ident};
+use crate::lower::cform::c_ident;
+use crate::lower::emit::FnWriter;
 use crate::lower::{Backend, Lowered, prepare};
 use crate::types::{Elem, Type};
 use crate::util::idhash::IdMap;
@@ -182,7 +183,7 @@ fn moves_data_only(c: &Compiled) -> bool {
             .all(|e| {
                 e.ty().is_scalar()
                     || match e.op() {
-                        Op::Load(..) => crate::lower::select::is_dense(e),
+                        Op::Load(..) => crate::lower::lanes::is_dense(e),
                         Op::Broadcast => e.arg(0).ty().is_scalar(),
                         Op::Const(_) | Op::Reinterpret | Op::Ramp => true,
                         Op::Cast => e.arg(0).ty().elem.bits() == e.ty().elem.bits(),

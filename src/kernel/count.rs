@@ -12,8 +12,9 @@ use std::path::Path;
 
 use super::Kernel;
 use super::halide::Halide;
-use super::harness::{BenchResult, LoopStats, Metric, command_with_stdin, run_with_stdin};
-use crate::isa::target::{Target, require_tool, run_to_string};
+use super::harness::{BenchResult, LoopStats, Metric, run_with_stdin};
+use crate::isa::target::Target;
+use crate::isa::toolchain::{output_text, require};
 use crate::lower::Backend;
 
 /// The extents counted for a kernel benchmarked at `extents`: the innermost dimension at
@@ -45,7 +46,8 @@ fn trace(target: &dyn Target, exe: &Path, mode: u32, input: &[u8]) -> Result<Tra
     };
     let _ = std::fs::remove_file(&log);
     cmd.arg("count").arg(mode.to_string());
-    command_with_stdin(cmd, input)?;
+    crate::isa::toolchain::run_command(cmd, Some(input))
+        .map_err(super::harness::with_crash_hint)?;
     let f = std::fs::File::open(&log).map_err(|e| format!("no trace at {}: {e}", log.display()))?;
     let mut t = Trace {
         executed: 0,
@@ -121,7 +123,7 @@ fn mca_cycles(exe: &Path, start: u64, stop: u64, triple: &str, cpu: &str) -> Res
         .arg(format!("--start-address=0x{start:x}"))
         .arg(format!("--stop-address=0x{stop:x}"))
         .arg(exe);
-    let text = run_to_string(dis)?;
+    let text = output_text(dis)?;
     // Instruction lines look like `  400580:      add x0, x1, x2`.
     let mut asm = String::new();
     for line in text.lines() {
@@ -150,7 +152,7 @@ fn mca_cycles(exe: &Path, start: u64, stop: u64, triple: &str, cpu: &str) -> Res
     mca.arg(format!("-mtriple={triple}"))
         .arg(format!("-mcpu={cpu}"))
         .arg(&f);
-    let out = run_to_string(mca)?;
+    let out = output_text(mca)?;
     out.lines()
         .find_map(|l| l.trim().strip_prefix("Block RThroughput:"))
         .and_then(|v| v.trim().parse().ok())
@@ -169,7 +171,7 @@ pub fn count(
 ) -> Result<BenchResult, String> {
     let target = &*backend.target;
     for (tool, pkg) in [("llvm-objdump-19", "llvm-19"), ("llvm-mca-19", "llvm-19")] {
-        require_tool(tool, pkg)?;
+        require(tool, pkg)?;
     }
     let super::harness::BenchProgram {
         build: b,

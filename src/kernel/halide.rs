@@ -81,7 +81,7 @@ impl Halide {
             .arg(lanes.to_string())
             .arg("--out")
             .arg(dir);
-        crate::isa::target::run_to_string(cmd)
+        crate::isa::toolchain::output_text(cmd)
             .map_err(|e| format!("{kernel}: the Halide generator failed: {e}"))?;
         Ok(Some(HalideBuild {
             object: dir.join("halide_kernel.o"),

@@ -13,7 +13,8 @@ use std::time::Instant;
 use super::halide::{Halide, HalideBuild};
 use super::reference::{self, Data, Setup};
 use super::{Kernel, codegen, scalar};
-use crate::isa::target::{Target, run_to_string};
+use crate::isa::target::{Purpose, Target};
+use crate::isa::toolchain::{Compile, Output, ToolError, write_file};
 use crate::lower::Backend;
 use crate::types::Elem;
 use crate::util::rng::SplitMix64;
@@ -21,8 +22,11 @@ use crate::util::rng::SplitMix64;
 /// A kernel compiled to one C file holding the vector function `hv_kernel`, the scalar
 /// baseline `hv_scalar`, and the facts a harness needs.
 pub struct Build {
-    /// The C text.
+    /// The C text: both functions in one unit.
     pub c: String,
+    /// The C text with harrow's function only (the baseline declared), for programs that
+    /// build the baseline as its own unit.
+    pub kernel_only: String,
     /// Lanes per vector.
     pub lanes: u32,
     /// Time harrow took to compile the kernel (lowering and C emission).
@@ -77,15 +81,16 @@ pub fn build(k: &Kernel, backend: &Backend, lanes: Option<u32>) -> Build {
     // Both functions stay calls, as in a user's program: inlined into `main`, their
     // `restrict` promises are lost (clang stops pairing loads and stores) and the call
     // itself is not counted, which measured the harness instead of the kernel.
-    let mut c = format!(
+    let mut kernel_only = format!(
         "#include <stdint.h>\n#include <stddef.h>\n__attribute__((noinline)) {};\n__attribute__((noinline)) {};\n",
         scalar::signature(k, "hv_kernel"),
         scalar::signature(k, "hv_scalar")
     );
-    c.push_str(&kernel_c);
-    c.push_str(&scalar::function(k, "hv_scalar"));
+    kernel_only.push_str(&kernel_c);
+    let c = format!("{kernel_only}{}", scalar::function(k, "hv_scalar"));
     Build {
         c,
+        kernel_only,
         lanes,
         compile_time,
         cost,
@@ -105,96 +110,31 @@ pub fn footprint_text(k: &Kernel, setup: &Setup) -> String {
     s
 }
 
-const MAIN_COMMON: &str = r#"
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <time.h>
-/* Memory whose last byte is followed by an unreadable page (qemu-hexagon's pages are
-   64 KiB; its runtime header says so). */
-#ifndef HV_PAGE_SIZE
-#define HV_PAGE_SIZE 4096
-#endif
-/* Bytes left readable between a buffer's end and its guard page: none, unless Halide's
-   pipeline is in the program (see main_c). */
-static size_t hv_slack;
-/* With `front`, the unreadable page is just before the first byte instead, so that reads
-   before the footprint fault too (inputs alternate between the two by case). */
-static void *hv_guarded(size_t bytes, int front) {
-  size_t pg = HV_PAGE_SIZE, len = (bytes + hv_slack + pg - 1) / pg * pg;
-  if (len == 0) len = pg;
-  unsigned char *p = mmap(0, len + pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) { perror("mmap"); exit(2); }
-  if (front) {
-    if (mprotect(p, pg, PROT_NONE)) { perror("mprotect"); exit(2); }
-    return p + pg;
-  }
-  if (mprotect(p + len, pg, PROT_NONE)) { perror("mprotect"); exit(2); }
-  return p + len - hv_slack - bytes;
-}
-static int64_t hv_rd(void) { int64_t v; if (fread(&v, 8, 1, stdin) != 1) exit(3); return v; }
-static double hv_now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e9 + t.tv_nsec; }
-"#;
+/// The harness program's fixed C (`harness_main.c`, a template).
+const MAIN_TEMPLATE: &str = include_str!("harness_main.c");
 
-/// The C `main` reading cases from stdin: per case the parameters, output extents and each
-/// input's footprint and bytes; it writes the vector then the scalar output. In bench mode
-/// (`bench` set) the inputs are filled with random bytes instead and both functions are
-/// timed, interleaved.
-fn main_c(k: &Kernel, halide: bool, glue: &str) -> String {
-    let mut s = String::from(MAIN_COMMON);
-    if halide {
-        // The generated header only declares the buffer types; the runtime header defines
-        // them.
-        s.push_str("#include \"HalideRuntime.h\"\n#include \"halide_kernel.h\"\n");
-        s.push_str(glue);
-    }
+/// The C `main` of a kernel's program: the definitions `harness_main.c` expects (the
+/// kernel's inputs, parameters and calls), then the template. With `halide`, Halide's
+/// pipeline is called too, and the target's `glue` defines what it needs from the program.
+fn main_c(k: &Kernel, target: &dyn Target, halide: bool) -> String {
     let np = k.params.len();
     let nd = k.out_vars.len();
-    // `prog` checks (outputs on stdout), `prog bench` times, `prog check` compares once,
-    // `prog count K` runs implementation K once (0 none, 1 harrow, 2 scalar, 3 Halide) so
-    // that an instruction trace can be taken.
-    s.push_str("int main(int argc, char **argv) {\n");
-    if halide {
-        // Halide's HVX code loads the aligned vectors around an unaligned one (then
-        // valign), reading up to a vector past the data: harmless on a device within the
-        // page, a fault at the guard page here. Correctness runs have no Halide and keep
-        // the guard tight.
-        s.push_str("  hv_slack = 256;\n");
-    }
-    s.push_str("  int bench = argc > 1;\n  int count = argc > 2 && !strcmp(argv[1], \"count\") ? atoi(argv[2]) : -1;\n  int check = argc > 1 && !strcmp(argv[1], \"check\");\n  int64_t cases = hv_rd();\n  for (int64_t c = 0; c < cases; c++) {\n");
-    let _ = writeln!(
-        s,
-        "    int64_t prm[{}], ext[{nd}]; for (int i = 0; i < {np}; i++) prm[i] = hv_rd(); for (int i = 0; i < {nd}; i++) ext[i] = hv_rd();",
-        np.max(1)
-    );
+    let mut inputs = Vec::new();
     let mut call_args = Vec::new();
     for (i, inp) in k.inputs.iter().enumerate() {
-        let t = inp.elem.c_name();
         let d = inp.dims;
-        let _ = writeln!(
-            s,
-            "    int64_t lo{i}[{d}], n{i}[{d}]; size_t cnt{i} = 1; for (int d = 0; d < {d}; d++) {{ lo{i}[d] = hv_rd(); n{i}[d] = hv_rd(); cnt{i} *= n{i}[d]; }}\n    {t} *buf{i} = hv_guarded(cnt{i} * sizeof({t}), (int)(c & 1));\n    if (bench) {{ uint64_t st = 0x9e3779b97f4a7c15ULL * (c + {i} + 1); for (size_t j = 0; j < cnt{i} * sizeof({t}); j++) {{ st ^= st << 13; st ^= st >> 7; st ^= st << 17; ((unsigned char *)buf{i})[j] = (unsigned char)st; }} }}\n    else if (fread(buf{i}, sizeof({t}), cnt{i}, stdin) != cnt{i}) exit(3);"
-        );
-        // The pointer to element (0, 0, 0): the footprint may start at negative indices.
-        let mut off = format!("lo{i}[0]");
+        inputs.push(format!(
+            "X({i}, {}, {d}, {}, {})",
+            inp.elem.c_name(),
+            halide_type_code(inp.elem),
+            inp.elem.bits()
+        ));
+        call_args.push(format!("base{i}"));
         let mut stride = format!("n{i}[0]");
-        let mut strides = Vec::new();
         for dd in 1..d {
-            let _ = write!(off, " + lo{i}[{dd}] * {stride}");
-            strides.push(format!("(int32_t)({stride})"));
+            call_args.push(format!("(int32_t)({stride})"));
             stride = format!("{stride} * n{i}[{dd}]");
         }
-        let _ = writeln!(s, "    const {t} *base{i} = buf{i} - ({off});");
-        if halide {
-            let _ = writeln!(
-                s,
-                "    halide_dimension_t hd{i}[{d}]; {{ int64_t st = 1; for (int d = 0; d < {d}; d++) {{ hd{i}[d].min = (int32_t)lo{i}[d]; hd{i}[d].extent = (int32_t)n{i}[d]; hd{i}[d].stride = (int32_t)st; hd{i}[d].flags = 0; st *= n{i}[d]; }} }}\n    halide_buffer_t hb{i}; memset(&hb{i}, 0, sizeof hb{i}); hb{i}.host = (uint8_t *)buf{i}; hb{i}.type.code = {}; hb{i}.type.bits = {}; hb{i}.type.lanes = 1; hb{i}.dimensions = {d}; hb{i}.dim = hd{i};",
-                if inp.elem.is_signed() { 0 } else { 1 },
-                inp.elem.bits()
-            );
-        }
-        call_args.push(format!("base{i}"));
-        call_args.extend(strides);
     }
     for (i, p) in k.params.iter().enumerate() {
         call_args.push(format!("({})prm[{i}]", p.elem.c_name()));
@@ -202,94 +142,54 @@ fn main_c(k: &Kernel, halide: bool, glue: &str) -> String {
     for d in 0..nd {
         call_args.push(format!("(int32_t)ext[{d}]"));
     }
-    let ot = k.out_elem.c_name();
-    let mut out_strides = Vec::new();
-    let mut st = "ext[0]".to_string();
+    let mut out_args = vec!["o".to_string()];
+    let mut count = "ext[0]".to_string();
     for d in 1..nd {
-        out_strides.push(format!("(int32_t)({st})"));
-        st = format!("{st} * ext[{d}]");
+        out_args.push(format!("(int32_t)({count})"));
+        count = format!("{count} * ext[{d}]");
     }
-    let _ = writeln!(
-        s,
-        "    size_t on = {st};\n    {ot} *o1 = hv_guarded(on * sizeof({ot}), 0), *o2 = hv_guarded(on * sizeof({ot}), 0);"
-    );
-    let args_tail = if call_args.is_empty() {
-        String::new()
-    } else {
-        format!(", {}", call_args.join(", "))
-    };
-    let call = |f: &str, o: &str| {
-        let mut a = vec![o.to_string()];
-        a.extend(out_strides.iter().cloned());
-        format!("{f}({}{args_tail})", a.join(", "))
-    };
-    let mut hcall = String::new();
-    if halide {
-        let _ = writeln!(
-            s,
-            "    {ot} *o3 = hv_guarded(on * sizeof({ot}), 0); halide_dimension_t hdo[{nd}]; {{ int64_t st = 1; for (int d = 0; d < {nd}; d++) {{ hdo[d].min = 0; hdo[d].extent = (int32_t)ext[d]; hdo[d].stride = (int32_t)st; hdo[d].flags = 0; st *= ext[d]; }} }}\n    halide_buffer_t hbo; memset(&hbo, 0, sizeof hbo); hbo.host = (uint8_t *)o3; hbo.type.code = {}; hbo.type.bits = {}; hbo.type.lanes = 1; hbo.dimensions = {nd}; hbo.dim = hdo;",
-            if k.out_elem.is_signed() { 0 } else { 1 },
-            k.out_elem.bits()
-        );
-        let mut a: Vec<String> = (0..k.inputs.len()).map(|i| format!("&hb{i}")).collect();
-        for (i, p) in k.params.iter().enumerate() {
-            a.push(format!("({})prm[{i}]", p.elem.c_name()));
-        }
-        a.push("&hbo".into());
-        hcall = format!("halide_kernel({})", a.join(", "));
+    out_args.extend(call_args);
+    let mut halide_args: Vec<String> = (0..k.inputs.len()).map(|i| format!("&hb{i}")).collect();
+    for (i, p) in k.params.iter().enumerate() {
+        halide_args.push(format!("({})prm[{i}]", p.elem.c_name()));
     }
-    let _ = writeln!(
-        s,
-        "    if (!bench) {{ {}; {}; fwrite(o1, sizeof({ot}), on, stdout); fwrite(o2, sizeof({ot}), on, stdout); }}",
-        call("hv_kernel", "o1"),
-        call("hv_scalar", "o2")
-    );
-    let (h_check, h_time, h_best) = if halide {
-        (
-            format!("int hok = {hcall} == 0 && !memcmp(o1, o3, on * sizeof({ot}));"),
-            format!(
-                "double t3 = hv_now(); if (hok) {hcall}; double t4 = hv_now(); if (t4 - t3 < best3) best3 = t4 - t3;"
-            ),
-            "hok ? best3 : -1.0",
-        )
-    } else {
-        (String::from("int hok = 0;"), String::new(), "-1.0")
-    };
-    let _ = writeln!(
-        s,
-        // Both functions are called through the same volatile pointer, so the dispatch
-        // costs the same instructions in either count and the kernels' counts compare.
-        "    else if (count >= 0) {{ __typeof__(hv_kernel) *volatile hv_fn = count == 1 ? hv_kernel : count == 2 ? hv_scalar : 0; {ot} *volatile hv_o = count == 1 ? o1 : o2; if (count == 1 || count == 2) {}; else if (count == 3) {{ {} }} }}",
-        call("hv_fn", "hv_o"),
-        if halide {
-            format!("{hcall};")
-        } else {
-            String::new()
-        },
-    );
-    let _ = writeln!(
-        s,
-        "    else if (check) {{ {}; {}; if (memcmp(o1, o2, on * sizeof({ot}))) {{ printf(\"mismatch\\n\"); return 1; }} {h_check} printf(\"ok %d\\n\", hok); }}",
-        call("hv_kernel", "o1"),
-        call("hv_scalar", "o2"),
-    );
-    let _ = writeln!(
-        s,
-        "    else {{\n      {}; {};\n      if (memcmp(o1, o2, on * sizeof({ot}))) {{ printf(\"mismatch\\n\"); return 1; }}\n      {h_check}\n      double best1 = 1e30, best2 = 1e30, best3 = 1e30, spent = 0; int reps = 0;\n      while ((reps < 5 || spent < 4e8) && reps < 1000) {{\n        double t0 = hv_now(); {}; double t1 = hv_now(); {}; double t2 = hv_now();\n        if (t1 - t0 < best1) best1 = t1 - t0; if (t2 - t1 < best2) best2 = t2 - t1; spent += t2 - t0; reps++;\n        {h_time}\n      }}\n      printf(\"%.6f %.6f %d %.6f %lld\\n\", best1, best2, reps, {h_best}, (long long)on);\n    }}",
-        call("hv_kernel", "o1"),
-        call("hv_scalar", "o2"),
-        call("hv_kernel", "o1"),
-        call("hv_scalar", "o2"),
-    );
-    s.push_str("  }\n  return 0;\n}\n");
+    halide_args.push("&hbo".into());
+    let defines = [
+        format!("#define HV_PAGE_SIZE {}", target.page_size()),
+        format!("#define HV_HALIDE_SLACK {}", target.halide_read_slack()),
+        format!("#define HV_HALIDE {}", halide as u8),
+        format!("#define HV_NPARAMS {np}"),
+        format!("#define HV_NDIMS {nd}"),
+        format!("#define HV_INPUTS(X) {}", inputs.join(" ")),
+        format!("#define HV_OUT_T {}", k.out_elem.c_name()),
+        format!("#define HV_OUT_CODE {}", halide_type_code(k.out_elem)),
+        format!("#define HV_OUT_BITS {}", k.out_elem.bits()),
+        format!("#define HV_OUT_COUNT {count}"),
+        format!("#define HV_CALL(f, o) f({})", out_args.join(", ")),
+        format!(
+            "#define HV_HALIDE_CALL halide_kernel({})",
+            halide_args.join(", ")
+        ),
+    ];
+    let glue = if halide { target.halide_glue() } else { "" };
+    let mut s = defines.join("\n");
+    s.push('\n');
+    s.push_str(&crate::util::ctemplate::fill(
+        "harness_main.c",
+        MAIN_TEMPLATE,
+        &[("HALIDE_GLUE", glue)],
+    ));
     s
+}
+
+/// Halide's type code of an element type (`halide_type_int` 0, `halide_type_uint` 1).
+fn halide_type_code(e: Elem) -> u8 {
+    if e.is_signed() { 0 } else { 1 }
 }
 
 /// A fresh scratch directory.
 pub fn scratch(tag: &str) -> PathBuf {
-    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    std::env::temp_dir().join(format!("harrow-{tag}-{}-{n}", std::process::id()))
+    crate::isa::toolchain::scratch(tag)
 }
 
 /// The optimisation level of the scalar baseline (LLVM alone, as in the papers).
@@ -307,7 +207,7 @@ pub fn compile_program(
 }
 
 /// [`compile_program`], with the scalar baseline's own file `baseline` compiled at
-/// [`BASELINE_OPT_LEVEL`] and linked in.
+/// [`BASELINE_OPT_LEVEL`] (`Purpose::Baseline`) and linked in.
 pub fn compile_program_with(
     target: &dyn Target,
     c: &str,
@@ -316,42 +216,28 @@ pub fn compile_program_with(
     halide: Option<&HalideBuild>,
     baseline: Option<&str>,
 ) -> Result<PathBuf, String> {
-    let (cc, flags) = target.compiler();
-    crate::isa::target::require_tool(&cc, "clang-19")?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let src = dir.join(format!("{name}.c"));
-    std::fs::write(&src, c).map_err(|e| format!("cannot write {}: {e}", src.display()))?;
+    let src = write_file(dir, &format!("{name}.c"), c)?;
     let exe = dir.join(name);
-    let mut cmd = std::process::Command::new(&cc);
-    cmd.args(&flags)
-        .arg(target.opt_level(crate::isa::target::Purpose::Kernel))
-        .arg("-w")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src);
+    let mut build = Compile::new(target, Purpose::Kernel).arg(&src);
     if let Some(text) = baseline {
-        let bsrc = dir.join("baseline.c");
+        let bsrc = write_file(dir, "baseline.c", text)?;
         let bobj = dir.join("baseline.o");
-        std::fs::write(&bsrc, text).map_err(|e| format!("cannot write {}: {e}", bsrc.display()))?;
-        let mut bc = std::process::Command::new(&cc);
-        bc.args(&flags)
-            .arg(BASELINE_OPT_LEVEL)
-            // The freestanding Hexagon runtime is defined in the main unit only.
-            .args(["-DHV_RT_DECLARE_ONLY", "-w", "-c", "-o"])
-            .arg(&bobj)
-            .arg(&bsrc);
-        run_to_string(bc)?;
-        cmd.arg(&bobj);
+        Compile::new(target, Purpose::Baseline)
+            .args(target.c_second_unit_flags())
+            .arg(&bsrc)
+            .output(&bobj, Output::Object)?;
+        build = build.arg(&bobj);
     }
     if let Some(h) = halide {
-        cmd.arg("-I")
+        build = build
+            .arg("-I")
             .arg(&h.include)
             .arg("-I")
             .arg(h.header.parent().unwrap_or(dir))
             .arg(&h.object)
             .args(target.halide_link_args());
     }
-    run_to_string(cmd)?;
+    build.output(&exe, Output::Executable)?;
     Ok(exe)
 }
 
@@ -499,50 +385,24 @@ pub struct RunReport {
     pub mismatch: Option<String>,
 }
 
+/// Runs a kernel program for `target`, feeding it `stdin`. A crash is reported with what it
+/// usually means for a kernel program.
 pub(crate) fn run_with_stdin(
     target: &dyn Target,
     exe: &Path,
     args: &[&str],
     stdin: &[u8],
 ) -> Result<Vec<u8>, String> {
-    let mut cmd = target.run_command(exe);
-    cmd.args(args);
-    command_with_stdin(cmd, stdin)
+    crate::isa::toolchain::run(target, exe, args, stdin).map_err(with_crash_hint)
 }
 
-/// Runs `cmd` with `stdin` as its standard input, returning its standard output.
-pub(crate) fn command_with_stdin(
-    mut cmd: std::process::Command,
-    stdin: &[u8],
-) -> Result<Vec<u8>, String> {
-    use std::io::Write as _;
-    cmd.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
-    let mut sin = child.stdin.take().expect("piped stdin");
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = sin.write_all(&data);
-    });
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let _ = writer.join();
-    if !out.status.success() {
-        return Err(format!(
-            "{:?} failed ({}){}\n{}",
-            cmd.get_program(),
-            out.status,
-            if out.status.code().is_none() {
-                " — a crash here usually means a read outside the input footprint"
-            } else {
-                ""
-            },
-            String::from_utf8_lossy(&out.stderr)
-        ));
+/// A failed kernel program's message; a crash gets the hint of its usual cause.
+pub(crate) fn with_crash_hint(e: ToolError) -> String {
+    if e.is_crash() {
+        format!("{e}\n(a crash here usually means a read outside the input footprint)")
+    } else {
+        e.to_string()
     }
-    Ok(out.stdout)
 }
 
 /// Compiles `k`, runs it on random and edge-case data of the given output extents, and
@@ -580,7 +440,7 @@ pub fn run_c(
 ) -> Result<RunReport, String> {
     let target = &*backend.target;
     let mut c = c_text.to_string();
-    c.push_str(&main_c(k, false, ""));
+    c.push_str(&main_c(k, target, false));
     let dir = scratch("run");
     let exe = compile_program(target, &c, &dir, &k.name, None)?;
     let cases = make_cases(k, extents, seed);
@@ -734,18 +594,13 @@ pub(crate) fn bench_program(
     };
     // The baseline is clang at -O3 (LLVM alone). Where harrow's code is built at another
     // level (HVX: see docs/isa.md), the baseline is its own file at -O3, linked in.
-    let scalar_fn = scalar::function(k, "hv_scalar");
-    let split = target.opt_level(crate::isa::target::Purpose::Kernel) != BASELINE_OPT_LEVEL;
+    let split = target.opt_level(Purpose::Kernel) != target.opt_level(Purpose::Baseline);
     let mut c = if split {
-        let proto = format!(
-            "{};\n",
-            scalar_fn[..scalar_fn.find('{').unwrap_or(0)].trim_end()
-        );
-        b.c.replace(&scalar_fn, &proto)
+        b.kernel_only.clone()
     } else {
         b.c.clone()
     };
-    c.push_str(&main_c(k, hb.is_some(), target.halide_glue()));
+    c.push_str(&main_c(k, target, hb.is_some()));
     let baseline = split.then(|| scalar_file(k, "hv_scalar"));
     let exe = compile_program_with(target, &c, &dir, &k.name, hb.as_ref(), baseline.as_deref())?;
     let params: HashMap<String, i64> = k

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use super::{Backend, Lowered};
 use crate::diag::Source;
-use crate::isa::target::run_to_string;
+use crate::isa::target::Purpose;
+use crate::isa::toolchain::{Compile, Output, write_file};
 use crate::syntax::opcheck::{self, Entry};
 
 /// The outcome of one entry.
@@ -155,19 +156,11 @@ pub fn run(
     for (k, (_, l)) in lowered.iter().enumerate() {
         c.push_str(&super::c_function(l, target, &format!("hv_case{k}")));
     }
-    std::fs::create_dir_all(workdir)
-        .map_err(|e| format!("cannot create {}: {e}", workdir.display()))?;
-    let cfile = workdir.join("conformance.c");
+    let cfile = write_file(workdir, "conformance.c", &c)?;
     let sfile = workdir.join("conformance.s");
-    std::fs::write(&cfile, &c).map_err(|e| format!("cannot write {}: {e}", cfile.display()))?;
-    let (cc, flags) = target.compiler();
-    let mut cmd = std::process::Command::new(&cc);
-    cmd.args(&flags)
-        .arg(target.opt_level(crate::isa::target::Purpose::ConformanceAssembly))
-        .args(["-w", "-S", "-fno-asynchronous-unwind-tables", "-o"])
-        .arg(&sfile)
-        .arg(&cfile);
-    run_to_string(cmd)?;
+    Compile::new(target, Purpose::ConformanceAssembly)
+        .arg(&cfile)
+        .output(&sfile, Output::Assembly)?;
     let asm = std::fs::read_to_string(&sfile).map_err(|e| e.to_string())?;
     let funcs = split_functions(&asm);
     for (k, (i, _)) in lowered.iter().enumerate() {

@@ -305,7 +305,7 @@ fn part(e: &Expr, start: u32, n: u32) -> Expr {
             let Ok(k) = Expr::int(Elem::I32, offset) else {
                 return slice();
             };
-            let base = super::prepare::add_i32(idx.arg(0), &k);
+            let base = super::lanes::add_i32(idx.arg(0), &k);
             let ramp = mk_typed(
                 Op::Ramp,
                 idx.ty().with_lanes(n),
@@ -334,8 +334,8 @@ fn part(e: &Expr, start: u32, n: u32) -> Expr {
             }
             slice()
         }
-        _ if super::select::lane_wise(e) => {
-            super::select::rebuild_lanes(e, n, |a| part(a, start, n)).unwrap_or_else(slice)
+        _ if super::lanes::lane_wise(e) => {
+            super::lanes::rebuild_lanes(e, n, |a| part(a, start, n)).unwrap_or_else(slice)
         }
         _ => slice(),
     }
@@ -625,8 +625,8 @@ fn load_offset(a: &Expr, b: &Expr) -> Option<i128> {
     };
     if buf_a != buf_b
         || a.ty() != b.ty()
-        || !super::select::is_dense(a)
-        || !super::select::is_dense(b)
+        || !super::lanes::is_dense(a)
+        || !super::lanes::is_dense(b)
     {
         return None;
     }

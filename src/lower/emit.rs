@@ -5,12 +5,16 @@
 //! intrinsic calls; generic nodes become vector operators clang understands
 //! (`+`, shifts by constants, `__builtin_elementwise_min`, `__builtin_convertvector`,
 //! `__builtin_shufflevector`) or, for everything else, a loop over lanes in natural C
-//! (`kernel::scalar::natural_c`, FPIR operations by their definitions) that clang can often
+//! (`natural::natural_c`, FPIR operations by their definitions) that clang can often
 //! vectorize again. Boolean lanes are `uint8_t` 0/1 vectors; AVX-512 mask registers convert
 //! to and from them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
+
+use super::cform::{
+    c_ident, c_operator, folded_definition, lane_loop_reason, positive_divisor, saturating_builtin,
+};
 
 use crate::ir::{Expr, Op, Sym};
 use crate::isa::target::Target;
@@ -18,35 +22,6 @@ use crate::types::{Elem, Type};
 
 /// The C helpers every generated file starts with.
 pub const PRELUDE: &str = include_str!("prelude.h");
-
-/// The C infix operator of a binary operator that C writes infix (arithmetic, bitwise,
-/// comparisons).
-pub fn c_operator(op: &Op) -> Option<&'static str> {
-    Some(match op {
-        Op::Add => "+",
-        Op::Sub => "-",
-        Op::Mul => "*",
-        Op::And => "&",
-        Op::Or => "|",
-        Op::Xor => "^",
-        Op::Eq => "==",
-        Op::Ne => "!=",
-        Op::Lt => "<",
-        Op::Le => "<=",
-        Op::Gt => ">",
-        Op::Ge => ">=",
-        _ => return None,
-    })
-}
-
-/// A C identifier for a user name.
-pub fn c_ident(prefix: &str, name: &str) -> String {
-    let mut s = String::from(prefix);
-    for ch in name.chars() {
-        s.push(if ch.is_ascii_alphanumeric() { ch } else { '_' });
-    }
-    s
-}
 
 /// The C type of a value of type `t` (scalars: the lane type; vectors: `hv_<elem>x<lanes>`).
 pub fn c_type(t: Type) -> String {
@@ -223,7 +198,7 @@ impl<'t> FnWriter<'t> {
             None
         } else if e.ty().is_scalar() {
             Some(e.arg(0))
-        } else if super::select::is_dense(e) {
+        } else if super::lanes::is_dense(e) {
             Some(e.arg(0).arg(0))
         } else {
             None
@@ -296,7 +271,7 @@ impl<'t> FnWriter<'t> {
         if !(2..=4).contains(&stride)
             || start >= stride
             || !matches!(load.op(), Op::Load(..))
-            || !super::select::is_dense(load)
+            || !super::lanes::is_dense(load)
             || load.ty().lanes != stride * t.lanes
         {
             return None;
@@ -413,7 +388,7 @@ impl<'t> FnWriter<'t> {
             Op::Load(buf, _) => {
                 let b = c_ident("b_", buf);
                 let idx = e.arg(0);
-                if super::select::is_dense(e) {
+                if super::lanes::is_dense(e) {
                     let base = self.name(idx.arg(0));
                     let bytes = t.total_bits().div_ceil(8);
                     let src = format!("{b} + {base}");
@@ -465,8 +440,8 @@ impl<'t> FnWriter<'t> {
                 let (a, b) = (self.name(e.arg(0)), self.name(e.arg(1)));
                 self.line(&format!("{ct} {v} = {a} {op} {b};"));
             }
-            Op::Shl | Op::Shr if super::select::shift_amount(e).is_some() => {
-                let k = super::select::shift_amount(e).expect("checked");
+            Op::Shl | Op::Shr if super::lanes::shift_amount(e).is_some() => {
+                let k = super::lanes::shift_amount(e).expect("checked");
                 let a = self.name(e.arg(0));
                 let ut = self.ty(unsigned(t));
                 if matches!(e.op(), Op::Shl) {
@@ -638,7 +613,7 @@ impl<'t> FnWriter<'t> {
                     leaves.insert(sa.id(), format!("(({}){text})", a.ty().elem.c_name()));
                 }
                 let mut stmts = String::new();
-                let r = crate::kernel::scalar::natural_c(
+                let r = super::natural::natural_c(
                     &scalar,
                     &leaves,
                     &format!("{v}_"),
@@ -869,124 +844,4 @@ impl Params {
         }
         s
     }
-}
-
-/// The clang builtin computing a saturating add or subtract whose operands have the
-/// result's type (`add_sat`, `sub_sat`).
-fn saturating_builtin(e: &Expr) -> Option<&'static str> {
-    let f = match e.op() {
-        Op::SaturatingAdd => "add_sat",
-        Op::SaturatingSub => "sub_sat",
-        _ => return None,
-    };
-    e.args().iter().all(|a| a.ty() == e.ty()).then_some(f)
-}
-
-/// The FPIR node `e`'s definition in primitive operators, with splatted constants folded
-/// (what the emitter writes, and what `lane_loop_reason` inspects).
-fn folded_definition(e: &Expr) -> Expr {
-    super::prepare::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()))
-}
-
-/// The divisor of a division or remainder by the same positive constant in every lane.
-fn positive_divisor(e: &Expr) -> Option<i128> {
-    let v = crate::interp::eval_closed(e.arg(1))?;
-    let k = v.int(0);
-    (k > 0 && v.to_ints().iter().all(|&x| x == k)).then_some(k)
-}
-
-/// True when the emitter writes the vector node `e` with a whole-vector C operator,
-/// builtin or shuffle (no loop over lanes), not counting the fallbacks below.
-fn direct_vector_form(e: &Expr) -> bool {
-    let t = e.ty();
-    let bool_arg = |i: usize| e.arg(i).ty().elem == Elem::Bool;
-    match e.op() {
-        Op::Load(..)
-        | Op::Ramp
-        | Op::Broadcast
-        | Op::Reinterpret
-        | Op::Instr(_)
-        | Op::Const(_)
-        | Op::Var(_)
-        | Op::Slice { .. }
-        | Op::Concat
-        | Op::Interleave
-        | Op::Shuffle(_)
-        | Op::And
-        | Op::Or
-        | Op::Xor
-        | Op::Not => true,
-        Op::Add | Op::Sub | Op::Mul | Op::Min | Op::Max => t.elem != Elem::Bool,
-        Op::Shl | Op::Shr => super::select::shift_amount(e).is_some(),
-        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => !bool_arg(0),
-        Op::Select => e.arg(0).ty().is_scalar() || t.elem != Elem::Bool,
-        Op::Cast => t.elem != Elem::Bool && e.arg(0).ty().elem.bits() <= 64,
-        _ => false,
-    }
-}
-
-/// Why the emitter writes the vector node `e` as a loop over lanes, or `None` when it is
-/// whole-vector C. The operations with no vector form in C (docs/isa.md lists them):
-/// bit counts, division by a non-constant, operations on 128-bit lanes (64-bit FPIR
-/// definitions), boolean arithmetic and horizontal reductions.
-pub fn lane_loop_reason(e: &Expr) -> Option<&'static str> {
-    let t = e.ty();
-    if t.is_scalar() || direct_vector_form(e) {
-        return None;
-    }
-    let wide = |x: &Expr| x.ty().elem.bits() > 64;
-    match e.op() {
-        Op::ReduceAdd | Op::ReduceMin | Op::ReduceMax => {
-            Some("a horizontal reduction is a loop over each output lane's inputs")
-        }
-        Op::Popcount | Op::CountLeadingZeros | Op::CountTrailingZeros => {
-            Some("clang has no element-wise bit-count builtin")
-        }
-        _ if wide(e) || e.args().iter().any(wide) => Some("128-bit lanes have no vector type"),
-        _ if t.elem == Elem::Bool || e.args().iter().any(|a| a.ty().elem == Elem::Bool) => {
-            Some("arithmetic on boolean lanes")
-        }
-        Op::Div | Op::Mod => match positive_divisor(e) {
-            Some(_) => None,
-            None => Some("the divisor is not the same positive constant in every lane"),
-        },
-        Op::Shl | Op::Shr if e.arg(1).ty().lanes == t.lanes => None,
-        op if op.is_fpir() => {
-            if saturating_builtin(e).is_some() {
-                return None;
-            }
-            let def = folded_definition(e);
-            // Neon and AVX2 have no 64-bit lane multiply: written as vector code the
-            // product is scalarized, while clang turns the lane loop into widening
-            // multiplies (smull, vpmuldq).
-            if crate::ir::visit::any_node(&def, |n| {
-                matches!(n.op(), Op::Mul) && !n.ty().is_scalar() && n.ty().elem.bits() == 64
-            }) {
-                return Some(
-                    "a 64-bit lane product (clang vectorizes the loop with widening multiplies)",
-                );
-            }
-            let leaves: HashSet<usize> = e.args().iter().map(|a| a.id()).collect();
-            definition_reason(&def, &leaves, &mut HashSet::new())
-        }
-        _ => Some("no vector form in C"),
-    }
-}
-
-/// The first reason any node of an FPIR definition (above its operands, `leaves`) would be
-/// written lane by lane.
-fn definition_reason(
-    e: &Expr,
-    leaves: &HashSet<usize>,
-    seen: &mut HashSet<usize>,
-) -> Option<&'static str> {
-    if leaves.contains(&e.id()) || !seen.insert(e.id()) {
-        return None;
-    }
-    for a in e.args() {
-        if let Some(r) = definition_reason(a, leaves, seen) {
-            return Some(r);
-        }
-    }
-    lane_loop_reason(e)
 }

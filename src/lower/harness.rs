@@ -13,7 +13,8 @@ use super::Lowered;
 use crate::bounds::{Bounds, Intervals};
 use crate::interp::{Buffer, Env, Value, lane};
 use crate::ir::{Expr, Op, Sym};
-use crate::isa::target::{Target, lanes_to_bytes, run_to_string};
+use crate::isa::target::{Purpose, Target, lanes_to_bytes};
+use crate::isa::toolchain::{self, Compile, Output, write_file};
 use crate::types::{Elem, Type};
 use crate::util::rng::{SplitMix64, edge_cases};
 
@@ -212,36 +213,12 @@ pub fn run_cases(
     c.push_str(&runners);
     c.push_str(&main);
 
-    std::fs::create_dir_all(workdir)
-        .map_err(|e| format!("cannot create {}: {e}", workdir.display()))?;
-    let cfile = workdir.join("cases.c");
+    let cfile = write_file(workdir, "cases.c", &c)?;
     let exe = workdir.join("cases");
-    let data = workdir.join("cases.in");
-    std::fs::write(&cfile, &c).map_err(|e| format!("cannot write {}: {e}", cfile.display()))?;
-    std::fs::write(&data, &input).map_err(|e| format!("cannot write {}: {e}", data.display()))?;
-    let (cc, flags) = target.compiler();
-    let mut cmd = std::process::Command::new(&cc);
-    cmd.args(&flags)
-        .arg(target.opt_level(crate::isa::target::Purpose::Cases))
-        .arg("-w")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&cfile);
-    run_to_string(cmd)?;
-    let mut run = target.run_command(&exe);
-    run.stdin(std::fs::File::open(&data).map_err(|e| e.to_string())?);
-    let out = run
-        .output()
-        .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{} failed ({}): {}",
-            exe.display(),
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let bytes = out.stdout;
+    Compile::new(target, Purpose::Cases)
+        .arg(&cfile)
+        .output(&exe, Output::Executable)?;
+    let bytes = toolchain::run(target, &exe, &[], &input)?;
     let mut pos = 0;
     let mut results = Vec::new();
     for (k, l) in cases.iter().enumerate() {

@@ -9,10 +9,13 @@
 //! - [`emit`] writes C: intrinsics for instructions, clang vector code or exact lane loops
 //!   for generic nodes.
 
+pub mod cform;
 pub mod conformance;
 mod dot;
 pub mod emit;
 pub mod harness;
+pub mod lanes;
+pub mod natural;
 mod pairs;
 pub mod parity;
 pub mod prepare;
@@ -325,7 +328,7 @@ pub fn listing(l: &Lowered) -> String {
                 i.cost.throughput
             ),
             Op::Load(..) | Op::Const(_) | Op::Var(_) => n.to_string(),
-            op => match emit::lane_loop_reason(&n) {
+            op => match cform::lane_loop_reason(&n) {
                 Some(why) => format!(
                     "{} {}   ; generic, lane by lane: {why}",
                     op.name(),
@@ -360,7 +363,7 @@ pub fn explain(l: &Lowered, target: &str) -> String {
         if matches!(n.op(), Op::Cast) && n.arg(0).ty().elem.bits() == t.elem.bits() {
             continue;
         }
-        let how = match emit::lane_loop_reason(&n) {
+        let how = match cform::lane_loop_reason(&n) {
             Some(why) => format!("written lane by lane: {why}"),
             None => "written as whole-vector C (clang selects the instructions)".to_string(),
         };

@@ -68,7 +68,7 @@ fn parity(e: &Expr, odd: bool) -> Expr {
         Op::Ramp => match e.arg(1).as_const() {
             Some(s) => {
                 let base = if odd {
-                    super::prepare::add_i32(e.arg(0), e.arg(1))
+                    super::lanes::add_i32(e.arg(0), e.arg(1))
                 } else {
                     e.arg(0).clone()
                 };
@@ -81,8 +81,8 @@ fn parity(e: &Expr, odd: bool) -> Expr {
             let idx = dense_index(&parity(e.arg(0), odd));
             mk_typed(Op::Load(buf.clone(), *align), t.with_lanes(h), vec![idx])
         }
-        _ if super::select::lane_wise(e) => {
-            super::select::rebuild_lanes(e, h, |a| parity(a, odd)).unwrap_or_else(slice)
+        _ if super::lanes::lane_wise(e) => {
+            super::lanes::rebuild_lanes(e, h, |a| parity(a, odd)).unwrap_or_else(slice)
         }
         _ => slice(),
     }
@@ -122,7 +122,7 @@ fn ramp_form(e: &Expr) -> Option<(Expr, i64)> {
         Op::Add => {
             let (a, s) = ramp_form(e.arg(0))?;
             let (b, t) = ramp_form(e.arg(1))?;
-            Some((super::prepare::add_i32(&a, &b), s + t))
+            Some((super::lanes::add_i32(&a, &b), s + t))
         }
         Op::Shr => {
             let (x, k) = by_const(e)?;

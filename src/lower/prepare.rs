@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 
+use super::lanes::{add_i32, fold_splats, i32c, mul_i32};
 use crate::ir::{Expr, Op, Sym, mk, mk_typed};
 use crate::types::{Elem, Type};
 
@@ -49,28 +50,6 @@ pub fn chunk_var() -> Expr {
 struct Affine {
     base: Expr,
     stride: i64,
-}
-
-fn i32c(v: i64) -> Expr {
-    Expr::int(Elem::I32, v as i128).expect("index constants fit in i32")
-}
-
-pub(crate) fn add_i32(a: &Expr, b: &Expr) -> Expr {
-    match (a.as_const(), b.as_const()) {
-        (Some(0), _) => b.clone(),
-        (_, Some(0)) => a.clone(),
-        (Some(x), Some(y)) => i32c((x + y) as i64),
-        _ => mk(Op::Add, vec![a.clone(), b.clone()]),
-    }
-}
-
-pub(crate) fn mul_i32(a: &Expr, k: i64) -> Expr {
-    match (a.as_const(), k) {
-        (_, 0) => i32c(0),
-        (_, 1) => a.clone(),
-        (Some(x), _) => i32c(x as i64 * k),
-        _ => mk(Op::Mul, vec![a.clone(), i32c(k)]),
-    }
 }
 
 /// The affine form of a vector index expression, if it has one.
@@ -349,50 +328,6 @@ fn split_const(e: &Expr) -> (Expr, i64) {
         }
     }
     (e.clone(), 0)
-}
-
-/// Prepares `e` (already lifted) for a target with `register_bits`-wide registers.
-/// Replaces constant sub-expressions whose lanes are all equal by `broadcast(constant)`,
-/// so that rules see immediates (`u16(x1(1))` is the shift amount `x16(1)`).
-pub fn fold_splats(e: &Expr) -> Expr {
-    let mut constant: HashMap<usize, bool> = HashMap::new();
-    let r: Result<Expr, crate::ir::TypeError> = crate::ir::visit::rebuild(e, |n, args| {
-        let c = match n.op() {
-            Op::Var(_) | Op::Load(..) | Op::Let(..) => false,
-            _ => n.args().iter().all(|a| constant[&a.id()]),
-        };
-        constant.insert(n.id(), c);
-        // A kernel's weight (read from memory, or a parameter) widened to half words,
-        // splatted: convert the scalar and splat it (one `vsplat`) rather than converting
-        // the splat, whose narrow lanes may be converted one by one. Wider conversions
-        // stay, as products such as `vmpy(Vuh, Ruh)` match them.
-        if matches!(n.op(), Op::Cast)
-            && !n.ty().is_scalar()
-            && n.ty().elem.bits() <= 16
-            && matches!(args[0].op(), Op::Broadcast)
-            && matches!(args[0].arg(0).op(), Op::Load(..) | Op::Var(_))
-            && args[0].arg(0).ty().is_scalar()
-        {
-            return Ok(args[0].arg(0).cast(n.ty().elem).broadcast(n.ty().lanes));
-        }
-        let rebuilt = n.with_args(args)?;
-        if !c || n.args().is_empty() || n.ty().elem == Elem::Bool {
-            return Ok(rebuilt);
-        }
-        let Ok(v) = crate::interp::eval(n, &crate::interp::Env::new()) else {
-            return Ok(rebuilt);
-        };
-        if v.lanes.iter().all(|&b| b == v.lanes[0]) && !n.ty().elem.is_internal() {
-            let k = Expr::bits(n.ty().elem, v.lanes[0]);
-            return Ok(if n.ty().is_scalar() {
-                k
-            } else {
-                k.broadcast(n.ty().lanes)
-            });
-        }
-        Ok(rebuilt)
-    });
-    r.expect("folding keeps types")
 }
 
 pub fn prepare(e: &Expr, register_bits: u32) -> Prepared {

@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 
+use super::lanes::{is_dense, lane_wise, rebuild_lanes, shift_amount};
 use crate::bounds::{Bounds, Intervals};
 use crate::ir::{Expr, Op, mk_typed};
 use crate::rules::RuleSet;
@@ -108,25 +109,12 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
         }
         Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => 1.5 * regs,
         // A loop over lanes moves every lane out of and back into a register around a
-        // scalar computation of several operations (`emit::lane_loop_reason` says which
+        // scalar computation of several operations (`cform::lane_loop_reason` says which
         // nodes are written so).
-        _ if super::emit::lane_loop_reason(e).is_some() => 2.0 * regs + 2.0 * lanes,
+        _ if super::cform::lane_loop_reason(e).is_some() => 2.0 * regs + 2.0 * lanes,
         // Everything else is whole-vector C of the operation's definition.
         _ => 2.0 * regs + lanes / 2.0,
     }
-}
-
-/// The amount of a shift by the same in-range constant in every lane (C can write it as
-/// a vector shift).
-pub fn shift_amount(e: &Expr) -> Option<u32> {
-    let v = crate::interp::eval_closed(e.arg(1))?;
-    let first = v.int(0);
-    if !v.to_ints().iter().all(|&x| x == first) {
-        return None;
-    }
-    (0..e.ty().elem.bits() as i128)
-        .contains(&first)
-        .then_some(first as u32)
 }
 
 /// The cost of a selected DAG: each distinct node once (a value used twice is computed
@@ -190,12 +178,6 @@ fn folded_load_cost(n: &Expr, register_bits: u32, generic_casts: bool) -> Option
         }
         _ => None,
     }
-}
-
-/// True for a load whose index is `ramp(b, 1, n)`.
-pub fn is_dense(load: &Expr) -> bool {
-    let idx = load.arg(0);
-    matches!(idx.op(), Op::Ramp) && idx.arg(1).as_const() == Some(1)
 }
 
 /// The selector: rules, bounds and memo tables for one compilation.
@@ -393,8 +375,7 @@ impl<'r> Selector<'r> {
             }
         }
         if e.op().is_fpir() {
-            let def =
-                super::prepare::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()));
+            let def = super::lanes::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()));
             let cand = self.select(&def);
             if cand.cost < best.cost {
                 best = cand;
@@ -554,54 +535,6 @@ fn shuffled(e: &Expr, idx: &[u32], memo: &mut HashMap<(usize, Vec<u32>), Expr>) 
     out
 }
 
-/// True for nodes that compute each lane from the same lane of their vector operands.
-pub(crate) fn lane_wise(e: &Expr) -> bool {
-    let l = e.ty().lanes;
-    !matches!(
-        e.op(),
-        Op::Load(..)
-            | Op::Ramp
-            | Op::Broadcast
-            | Op::Const(_)
-            | Op::Var(_)
-            | Op::Slice { .. }
-            | Op::Concat
-            | Op::Interleave
-            | Op::Shuffle(_)
-            | Op::ReduceAdd
-            | Op::ReduceMin
-            | Op::ReduceMax
-            | Op::Reinterpret
-            | Op::Instr(_)
-            | Op::Let(_)
-    ) && e
-        .args()
-        .iter()
-        .all(|a| a.ty().is_scalar() || a.ty().lanes == l)
-}
-
-/// The lane-wise node `e` rebuilt at `lanes` lanes over `part` of each vector operand
-/// (scalar operands kept); `None` when the rebuilt node does not type-check.
-pub(crate) fn rebuild_lanes(
-    e: &Expr,
-    lanes: u32,
-    mut part: impl FnMut(&Expr) -> Expr,
-) -> Option<Expr> {
-    let args: Vec<Expr> = e
-        .args()
-        .iter()
-        .map(|a| {
-            if a.ty().is_scalar() {
-                a.clone()
-            } else {
-                part(a)
-            }
-        })
-        .collect();
-    let ty = crate::ir::explicit_type(e).map(|_| e.ty().with_lanes(lanes));
-    Expr::build(e.op().clone(), ty, args).ok()
-}
-
 /// The low or high half of `e` by lanes (memoized in `memo`, one per side), written
 /// without a slice where that is free:
 /// lane-wise nodes are rebuilt at half the lanes over the halves of their operands, so
@@ -747,7 +680,7 @@ fn load_part(e: &Expr, start: u32, lanes: u32) -> Option<Expr> {
         return None;
     }
     let stride = idx.arg(1).as_const()? as i64;
-    let base = super::prepare::add_i32(
+    let base = super::lanes::add_i32(
         idx.arg(0),
         &Expr::int(Elem::I32, (stride * start as i64) as i128).ok()?,
     );

@@ -96,7 +96,7 @@ impl RuleSet {
     pub fn load_with(
         src: &Arc<Source>,
         kind: RuleKind,
-        instrs: Option<&Arc<crate::isa::InstrTable>>,
+        instrs: Option<&Arc<crate::ir::instr::InstrTable>>,
     ) -> Result<RuleSet, Diag> {
         let decls = parse::parse_file(src)?;
         let mut set = RuleSet {
@@ -391,7 +391,7 @@ fn elaborate_side(
     side: &Ast,
     scope: &RuleScope,
     vars: &[(String, Type)],
-    instrs: Option<&Arc<crate::isa::InstrTable>>,
+    instrs: Option<&Arc<crate::ir::instr::InstrTable>>,
 ) -> Result<Option<Elaborated>, Diag> {
     let mut decls = Decls::new();
     for (v, t) in vars {
@@ -420,7 +420,7 @@ fn with_inst(diag: Diag, inst: &str) -> Diag {
 pub fn instantiate(
     d: RuleDecl,
     kind: RuleKind,
-    instrs: Option<&Arc<crate::isa::InstrTable>>,
+    instrs: Option<&Arc<crate::ir::instr::InstrTable>>,
 ) -> Result<Rule, Diag> {
     let src = d.src.clone();
     let var_names: Vec<String> = d.params.iter().map(|(v, ..)| v.clone()).collect();

@@ -78,23 +78,7 @@ impl RuleDecl {
     }
 }
 
-/// True for names that are type variables: an upper-case letter, then upper-case letters or
-/// digits (`T`, `W`, `T2`), so that `Tx16` reads as a vector of `T`.
-pub fn is_type_var(name: &str) -> bool {
-    let mut c = name.chars();
-    c.next().is_some_and(|f| f.is_ascii_uppercase())
-        && c.all(|x| x.is_ascii_uppercase() || x.is_ascii_digit())
-}
-
-/// The type variable of a (vector) type name: `T` in `T` or `Tx16`.
-pub fn type_var_of(name: &str) -> Option<&str> {
-    if is_type_var(name) {
-        return Some(name);
-    }
-    let (head, lanes) = name.rsplit_once('x')?;
-    (is_type_var(head) && !lanes.is_empty() && lanes.bytes().all(|b| b.is_ascii_digit()))
-        .then_some(head)
-}
+pub use crate::types::{is_type_var, type_var_of};
 
 /// Parses every rule in a file.
 pub fn parse_file(src: &Arc<Source>) -> Result<Vec<RuleDecl>, Diag> {

@@ -93,7 +93,7 @@ pub struct ElabOptions {
     /// Elaborate a rule pattern: type variables, constant wildcards and computed constants.
     pub rule: Option<RuleScope>,
     /// Target instructions callable by their intrinsic names (target rule files).
-    pub instrs: Option<std::sync::Arc<crate::isa::InstrTable>>,
+    pub instrs: Option<std::sync::Arc<crate::ir::instr::InstrTable>>,
 }
 
 /// Where an integer literal appears, which decides its type.
@@ -645,7 +645,7 @@ impl<'a> Elaborator<'a> {
     fn intrinsic_call(
         &mut self,
         name: &str,
-        cands: &[std::sync::Arc<crate::isa::Instr>],
+        cands: &[std::sync::Arc<crate::ir::instr::Instr>],
         args: &[Ast],
         span: &Range<usize>,
     ) -> Result<Expr, Diag> {
@@ -734,7 +734,7 @@ impl<'a> Elaborator<'a> {
         // A type name used as a function is a cast: `uint16(x)`, `uint8x32(e)`.
         let is_type_var = self.opts.rule.as_ref().is_some_and(|r| {
             r.types.contains_key(name)
-                || crate::rules::parse::type_var_of(name).is_some_and(|v| r.types.contains_key(v))
+                || crate::types::type_var_of(name).is_some_and(|v| r.types.contains_key(v))
         });
         if is_type_var || looks_like_type_name(name) {
             let t = self.parse_type(name, name_span)?;

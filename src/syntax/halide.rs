@@ -43,6 +43,13 @@ pub(crate) fn parse_with_vars(text: &str, vars: &[(&str, &str)]) -> Expr {
     parse_str(text, &decls).unwrap_or_else(|d| panic!("{d}"))
 }
 
+impl std::fmt::Display for Expr {
+    /// An expression prints in Halide's syntax.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&print(self))
+    }
+}
+
 /// Prints an expression in Halide syntax.
 pub fn print(e: &Expr) -> String {
     let mut out = String::new();

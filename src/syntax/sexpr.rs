@@ -457,6 +457,13 @@ pub fn parse(src: &Arc<Source>, decls: &Decls) -> Result<Expr, Diag> {
     Elaborator::new(src, decls, ElabOptions::default()).expr(&ast)
 }
 
+impl std::fmt::Debug for Expr {
+    /// An expression debugs as its S-expression.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&print(self))
+    }
+}
+
 /// Prints an expression in the S-expression form (constants always typed).
 pub fn print(e: &Expr) -> String {
     let mut out = String::new();

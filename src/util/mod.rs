@@ -1,7 +1,6 @@
 //! Small shared utilities.
 
-pub mod corpus;
-pub mod exprgen;
+pub mod ctemplate;
 pub mod idhash;
 pub mod rng;
 pub mod shared;

@@ -55,7 +55,7 @@ impl SplitMix64 {
 /// the two alternating bit patterns.
 pub fn edge_cases(elem: Elem) -> Vec<u128> {
     let m = elem.mask();
-    let min = crate::interp::lane::from_i128(elem.min_value(), elem);
+    let min = crate::types::from_i128(elem.min_value(), elem);
     let max = match elem.max_value() {
         Some(v) => v as u128,
         None => u128::MAX,

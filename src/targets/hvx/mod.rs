@@ -317,6 +317,23 @@ impl crate::isa::target::Target for Hvx {
     fn trace_unit(&self) -> &'static str {
         "packets"
     }
+
+    fn page_size(&self) -> u64 {
+        // qemu-hexagon maps and protects 64 KiB pages.
+        65536
+    }
+
+    fn halide_read_slack(&self) -> u64 {
+        // Halide's HVX code loads the aligned vectors around an unaligned one (then
+        // valign), reading up to a vector past the data: harmless on a device within the
+        // page, a fault at the guard page here.
+        256
+    }
+
+    fn c_second_unit_flags(&self) -> Vec<String> {
+        // The freestanding runtime (`runtime/hv_rt.h`) is defined in the main unit only.
+        vec!["-DHV_RT_DECLARE_ONLY".into()]
+    }
 }
 
 /// What a Halide pipeline built for `hexagon-32-noos-...-no_runtime` calls outside itself.

@@ -107,9 +107,8 @@ int atoi(const char *s) {
   return neg ? -v : v;
 }
 
-/* Memory: mmap2 (offsets in 4 KiB units); qemu-hexagon maps and protects 64 KiB pages.
- * malloc maps each block. */
-#define HV_PAGE_SIZE 65536
+/* Memory: mmap2 (offsets in 4 KiB units); qemu-hexagon maps and protects 64 KiB pages
+ * (the target's page size, which harness programs are given). malloc maps each block. */
 #define PROT_NONE 0
 #define PROT_READ 1
 #define PROT_WRITE 2

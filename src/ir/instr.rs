@@ -1,7 +1,12 @@
-//! One target instruction at concrete operand types: the unit the IR refers to.
+//! One target instruction at concrete operand types, as the IR sees it: operand and result
+//! types, which operands are immediates, and its meaning as an IR expression. The IR
+//! needs nothing else to type, interpret or rewrite an instruction node; the descriptions
+//! that create them (`crate::isa`) and the targets that emit them sit above the IR.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use crate::ir::Expr;
 use crate::types::Type;
@@ -23,7 +28,7 @@ pub struct InstrCost {
 /// expression over the variables `#0`, `#1`, ... (one per operand, immediates included).
 #[derive(Debug)]
 pub struct Instr {
-    /// Target it belongs to (`x86`, `arm`, `hvx`).
+    /// The target family it belongs to (`x86`, `arm`, `hvx`).
     pub target: String,
     /// Assembly mnemonic (what conformance looks for).
     pub mnemonic: String,
@@ -71,3 +76,6 @@ impl fmt::Display for Instr {
 pub fn param_name(i: usize) -> String {
     format!("#{i}")
 }
+
+/// Instructions by intrinsic name (several instantiations may share one).
+pub type InstrTable = HashMap<String, Vec<Arc<Instr>>>;

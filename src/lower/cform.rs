@@ -1,0 +1,157 @@
+//! What C writes as whole vectors: the C spelling of operators and names, and for each
+//! vector node whether the emitter writes it with clang's vector extensions or as a loop
+//! over lanes (and why). Selection prices nodes by it and the emitter writes them by it.
+
+use std::collections::HashSet;
+
+use crate::ir::{Expr, Op};
+use crate::types::Elem;
+
+/// The C infix operator of a binary operator that C writes infix (arithmetic, bitwise,
+/// comparisons).
+pub fn c_operator(op: &Op) -> Option<&'static str> {
+    Some(match op {
+        Op::Add => "+",
+        Op::Sub => "-",
+        Op::Mul => "*",
+        Op::And => "&",
+        Op::Or => "|",
+        Op::Xor => "^",
+        Op::Eq => "==",
+        Op::Ne => "!=",
+        Op::Lt => "<",
+        Op::Le => "<=",
+        Op::Gt => ">",
+        Op::Ge => ">=",
+        _ => return None,
+    })
+}
+
+/// A C identifier for a user name.
+pub fn c_ident(prefix: &str, name: &str) -> String {
+    let mut s = String::from(prefix);
+    for ch in name.chars() {
+        s.push(if ch.is_ascii_alphanumeric() { ch } else { '_' });
+    }
+    s
+}
+
+/// The clang builtin computing a saturating add or subtract whose operands have the
+/// result's type (`add_sat`, `sub_sat`).
+pub fn saturating_builtin(e: &Expr) -> Option<&'static str> {
+    let f = match e.op() {
+        Op::SaturatingAdd => "add_sat",
+        Op::SaturatingSub => "sub_sat",
+        _ => return None,
+    };
+    e.args().iter().all(|a| a.ty() == e.ty()).then_some(f)
+}
+
+/// The FPIR node `e`'s definition in primitive operators, with splatted constants folded
+/// (what the emitter writes, and what `lane_loop_reason` inspects).
+pub fn folded_definition(e: &Expr) -> Expr {
+    super::lanes::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()))
+}
+
+/// The divisor of a division or remainder by the same positive constant in every lane.
+pub fn positive_divisor(e: &Expr) -> Option<i128> {
+    let v = crate::interp::eval_closed(e.arg(1))?;
+    let k = v.int(0);
+    (k > 0 && v.to_ints().iter().all(|&x| x == k)).then_some(k)
+}
+
+/// True when the emitter writes the vector node `e` with a whole-vector C operator,
+/// builtin or shuffle (no loop over lanes), not counting the fallbacks below.
+fn direct_vector_form(e: &Expr) -> bool {
+    let t = e.ty();
+    let bool_arg = |i: usize| e.arg(i).ty().elem == Elem::Bool;
+    match e.op() {
+        Op::Load(..)
+        | Op::Ramp
+        | Op::Broadcast
+        | Op::Reinterpret
+        | Op::Instr(_)
+        | Op::Const(_)
+        | Op::Var(_)
+        | Op::Slice { .. }
+        | Op::Concat
+        | Op::Interleave
+        | Op::Shuffle(_)
+        | Op::And
+        | Op::Or
+        | Op::Xor
+        | Op::Not => true,
+        Op::Add | Op::Sub | Op::Mul | Op::Min | Op::Max => t.elem != Elem::Bool,
+        Op::Shl | Op::Shr => super::lanes::shift_amount(e).is_some(),
+        Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge => !bool_arg(0),
+        Op::Select => e.arg(0).ty().is_scalar() || t.elem != Elem::Bool,
+        Op::Cast => t.elem != Elem::Bool && e.arg(0).ty().elem.bits() <= 64,
+        _ => false,
+    }
+}
+
+/// Why the emitter writes the vector node `e` as a loop over lanes, or `None` when it is
+/// whole-vector C. The operations with no vector form in C (docs/isa.md lists them):
+/// bit counts, division by a non-constant, operations on 128-bit lanes (64-bit FPIR
+/// definitions), boolean arithmetic and horizontal reductions.
+pub fn lane_loop_reason(e: &Expr) -> Option<&'static str> {
+    let t = e.ty();
+    if t.is_scalar() || direct_vector_form(e) {
+        return None;
+    }
+    let wide = |x: &Expr| x.ty().elem.bits() > 64;
+    match e.op() {
+        Op::ReduceAdd | Op::ReduceMin | Op::ReduceMax => {
+            Some("a horizontal reduction is a loop over each output lane's inputs")
+        }
+        Op::Popcount | Op::CountLeadingZeros | Op::CountTrailingZeros => {
+            Some("clang has no element-wise bit-count builtin")
+        }
+        _ if wide(e) || e.args().iter().any(wide) => Some("128-bit lanes have no vector type"),
+        _ if t.elem == Elem::Bool || e.args().iter().any(|a| a.ty().elem == Elem::Bool) => {
+            Some("arithmetic on boolean lanes")
+        }
+        Op::Div | Op::Mod => match positive_divisor(e) {
+            Some(_) => None,
+            None => Some("the divisor is not the same positive constant in every lane"),
+        },
+        Op::Shl | Op::Shr if e.arg(1).ty().lanes == t.lanes => None,
+        op if op.is_fpir() => {
+            if saturating_builtin(e).is_some() {
+                return None;
+            }
+            let def = folded_definition(e);
+            // Neon and AVX2 have no 64-bit lane multiply: written as vector code the
+            // product is scalarized, while clang turns the lane loop into widening
+            // multiplies (smull, vpmuldq).
+            if crate::ir::visit::any_node(&def, |n| {
+                matches!(n.op(), Op::Mul) && !n.ty().is_scalar() && n.ty().elem.bits() == 64
+            }) {
+                return Some(
+                    "a 64-bit lane product (clang vectorizes the loop with widening multiplies)",
+                );
+            }
+            let leaves: HashSet<usize> = e.args().iter().map(|a| a.id()).collect();
+            definition_reason(&def, &leaves, &mut HashSet::new())
+        }
+        _ => Some("no vector form in C"),
+    }
+}
+
+/// The first reason any node of an FPIR definition (above its operands, `leaves`) would be
+/// written lane by lane.
+fn definition_reason(
+    e: &Expr,
+    leaves: &HashSet<usize>,
+    seen: &mut HashSet<usize>,
+) -> Option<&'static str> {
+    if leaves.contains(&e.id()) || !seen.insert(e.id()) {
+        return None;
+    }
+    for a in e.args() {
+        if let Some(r) = definition_reason(a, leaves, seen) {
+            return Some(r);
+        }
+    }
+    lane_loop_reason(e)
+}
