@@ -109,20 +109,6 @@ pub trait Target: Send + Sync {
     fn register_bits(&self) -> u32 {
         self.spec().register_bits
     }
-    /// The narrowest vector register in bits.
-    fn min_register_bits(&self) -> u32 {
-        128
-    }
-    /// Whether selection may split nodes wider than a register into halves (down to
-    /// [`Target::min_register_bits`]), for targets with instructions on half registers.
-    fn split_wide(&self) -> bool {
-        false
-    }
-    /// Whether selection may compute wide values as their even and odd lanes (for targets
-    /// whose widening instructions deinterleave, HVX).
-    fn deinterleave_wide(&self) -> bool {
-        false
-    }
     /// C statements loading `bytes` bytes from `src` (any alignment) into the local vector
     /// `dst`, when `__builtin_memcpy` is not the right load for the target.
     fn c_dense_load(&self, _dst: &str, _src: &str, _bytes: u64) -> Option<String> {
@@ -144,15 +130,6 @@ pub trait Target: Send + Sync {
     /// Whether loads from register-aligned addresses are cheaper than others (HVX), so that
     /// strided loads' windows start at a multiple of their stride.
     fn aligned_loads(&self) -> bool {
-        false
-    }
-    /// Whether [`Target::c_deinterleaving_load`] writes loads for register-sized parts.
-    fn deinterleaving_loads(&self) -> bool {
-        false
-    }
-    /// Whether selection looks for sums of byte products to compute with reduction
-    /// multiplies (`vrmpy`, `vdmpy`; see `lower::dot`).
-    fn reduction_multiplies(&self) -> bool {
         false
     }
     /// Number of vector registers the compiler can allocate (x86 before AVX-512 has 16;

@@ -11,15 +11,17 @@
 
 pub mod cform;
 pub mod conformance;
-mod dot;
 pub mod emit;
 pub mod harness;
 pub mod lanes;
+pub mod linear;
 pub mod natural;
 mod pairs;
 pub mod parity;
+pub mod parts;
 pub mod prepare;
 pub mod select;
+pub mod strategy;
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -43,6 +45,8 @@ pub struct Backend {
     pub rules: RuleSet,
     /// The target's instructions by intrinsic, for selections built outside the rules.
     pub instrs: Arc<crate::isa::InstrTable>,
+    /// The target's selection strategies, tried in order after the rules.
+    pub strategies: Vec<Arc<dyn strategy::Strategy>>,
 }
 
 fn uses_only(p: &Pat, ok: &dyn Fn(&crate::isa::Instr) -> bool) -> bool {
@@ -62,6 +66,7 @@ impl Backend {
         rules_src: &Arc<Source>,
         extra: &[Arc<Source>],
         target: Box<dyn Target>,
+        strategies: Vec<Arc<dyn strategy::Strategy>>,
     ) -> Result<Backend, Diag> {
         let isa = all.with_features(features);
         let table = Arc::new(all.table());
@@ -85,6 +90,7 @@ impl Backend {
             target,
             rules,
             instrs,
+            strategies,
         })
     }
 }
@@ -137,7 +143,8 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     // Chunking is cheap next to selection, so it decides first whether the chunks differ;
     // a chunk wider than the vector would read past what the caller provides.
     let register_bits = backend.target.register_bits();
-    let worth_trying = backend.target.split_wide() && !by_narrowest && {
+    let splits = backend.strategies.iter().any(|s| s.splits_wide_values());
+    let worth_trying = splits && !by_narrowest && {
         let probe = prepare::prepare_with(&lifted, register_bits, true, false);
         probe.chunk_lanes != plain.prepared.chunk_lanes && probe.chunk_lanes <= probe.lanes
     };
@@ -148,10 +155,10 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
             chunk_by_narrowest = true;
         }
     }
-    // Reduction multiplies (HVX vrmpy/vdmpy/vmpa) read sums of byte products as linear
-    // forms; factoring hides the products they consume, and the per-node cost estimate
-    // does not see that, so targets with them keep the sum as written.
-    if backend.target.reduction_multiplies() {
+    // A strategy that reads sums of products as linear forms (HVX's reduction multiplies)
+    // needs the products factoring would hide, and the per-node cost estimate does not see
+    // that, so its targets keep the sum as written.
+    if backend.strategies.iter().any(|s| s.reads_sums_as_written()) {
         return plain;
     }
     let factored = crate::lift::factor_common_multipliers(e);
@@ -186,21 +193,10 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
             .var_facts
             .insert(prepare::CHUNK_VAR.into(), (0, last as i128));
     }
-    let mut sel = select::Selector::new(&backend.rules, backend.target.register_bits(), bounds);
-    if backend.target.split_wide() {
-        sel = sel.with_splitting(backend.target.min_register_bits());
-    }
-    if backend.target.deinterleave_wide() {
-        sel = sel.with_deinterleaving();
-    }
-    if backend.target.deinterleaving_loads() {
-        sel = sel.with_structured_loads();
-    }
+    let mut sel = select::Selector::new(&backend.rules, backend.target.register_bits(), bounds)
+        .with_strategies(backend.strategies.clone(), backend.instrs.clone());
     if backend.target.folds_widening_loads() {
         sel = sel.with_folded_widening_loads();
-    }
-    if backend.target.reduction_multiplies() {
-        sel = sel.with_reduction_multiplies(backend.instrs.clone());
     }
     let s = sel.select(&prepared.chunk);
     let mut params = Params {

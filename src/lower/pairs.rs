@@ -15,7 +15,7 @@
 use crate::ir::{Expr, Op, mk, mk_typed};
 use crate::types::{Elem, Type};
 
-use super::dot::{Linear, Term, agrees, read, reinterpret, weight_in};
+use super::linear::{Linear, Term, agrees, read, reinterpret, weight_in};
 
 /// The pairwise form of `e`, when `e` is a 32-bit vector sum of at least two weighted taps
 /// that 16 bits hold, with weights 16 bits hold.

@@ -19,6 +19,7 @@ use crate::diag::{Diag, Source};
 use crate::isa::Isa;
 use crate::isa::target::{Target, TargetSpec};
 use crate::lower::Backend;
+use crate::lower::strategy::Strategy;
 use crate::rules::{RuleKind, RuleSet};
 
 /// A target family: the descriptions and hand-written rules its targets share.
@@ -39,6 +40,8 @@ pub struct Registration {
     pub family: &'static Family,
     /// Its [`Target`] implementation.
     pub make: fn() -> Box<dyn Target>,
+    /// Its selection strategies, in the order selection tries them.
+    pub strategies: fn() -> Vec<Arc<dyn Strategy>>,
 }
 
 /// Every target harrow compiles for, in the order the command line lists them.
@@ -92,6 +95,7 @@ fn build(reg: &Registration, extra: &[Arc<Source>]) -> Result<Backend, Diag> {
         &Source::new(path, text),
         extra,
         (reg.make)(),
+        (reg.strategies)(),
     )
 }
 

@@ -9,6 +9,7 @@ use super::{Family, Registration};
 use crate::diag::{Diag, Source};
 use crate::isa::Isa;
 use crate::isa::target::{OpCheckSuite, TargetSpec, Toolchain};
+use crate::lower::strategy::{self, SplitWide, Strategy};
 use crate::types::{Elem, Type};
 
 /// The description files, embedded in the binary.
@@ -73,7 +74,22 @@ pub const NEON: Registration = Registration {
     spec: &SPEC,
     family: &FAMILY,
     make: || Box::new(Neon),
+    strategies,
 };
+
+/// Arm's selection strategies: the generic ones, with values wider than a 128-bit register
+/// split down to 64-bit halves (the long, wide and narrowing instructions work on halves),
+/// and strided slices split into slices of half-loads (one `ld2`..`ld4` each).
+fn strategies() -> Vec<Arc<dyn Strategy>> {
+    strategy::with_generic(
+        Some(SplitWide {
+            min_bits: 64,
+            structured_loads: true,
+        }),
+        Vec::new(),
+        Vec::new(),
+    )
+}
 
 /// The AArch64 Neon target with the dot product extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,15 +118,6 @@ pub fn neon_type(t: Type) -> Option<String> {
 impl crate::isa::target::Target for Neon {
     fn spec(&self) -> &'static TargetSpec {
         &SPEC
-    }
-
-    fn min_register_bits(&self) -> u32 {
-        64
-    }
-
-    fn split_wide(&self) -> bool {
-        // Long, wide and narrowing instructions work on 64-bit halves.
-        true
     }
 
     fn c_header(&self) -> String {
@@ -161,10 +168,6 @@ impl crate::isa::target::Target for Neon {
             part.elem.halide_name(),
             parts.join(", ")
         ))
-    }
-
-    fn deinterleaving_loads(&self) -> bool {
-        true
     }
 
     fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {

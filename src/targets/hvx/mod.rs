@@ -7,6 +7,8 @@
 //! helpers, a small printf) as headers that shadow the standard ones; they are written to a
 //! directory under the system temporary directory and put first on the include path.
 
+pub mod reduce;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
@@ -14,6 +16,7 @@ use super::{Family, Registration};
 use crate::diag::{Diag, Source};
 use crate::isa::Isa;
 use crate::isa::target::{OpCheckSuite, Purpose, TargetSpec, Toolchain};
+use crate::lower::strategy::{self, Deinterleave, SplitWide, Strategy};
 use crate::types::{Elem, Type};
 
 /// The description files, embedded in the binary.
@@ -92,7 +95,23 @@ pub const HVX: Registration = Registration {
     spec: &SPEC,
     family: &FAMILY,
     make: || Box::new(Hvx),
+    strategies,
 };
+
+/// HVX's selection strategies: register pairs split into registers where no pair form
+/// exists, wide values computed as their even and odd lanes (the layout of its widening
+/// and narrowing instructions), and sums of byte products as reduction multiplies
+/// (`reduce.rs`).
+fn strategies() -> Vec<Arc<dyn Strategy>> {
+    strategy::with_generic(
+        Some(SplitWide {
+            min_bits: VECTOR_BITS,
+            structured_loads: false,
+        }),
+        vec![Arc::new(Deinterleave)],
+        vec![Arc::new(reduce::ReductionMultiplies)],
+    )
+}
 
 /// Helpers that descriptions name as intrinsics: a pair shuffled or dealt in place, the
 /// high word of a 32-bit product, and
@@ -203,21 +222,6 @@ impl crate::isa::target::Target for Hvx {
         &SPEC
     }
 
-    fn register_bits(&self) -> u32 {
-        // One vector register; widening instructions produce register pairs
-        // (`HVX_VectorPair`), which have a C type too.
-        VECTOR_BITS
-    }
-
-    fn min_register_bits(&self) -> u32 {
-        VECTOR_BITS
-    }
-
-    fn split_wide(&self) -> bool {
-        // A pair is two registers: what has no pair form runs on each half.
-        true
-    }
-
     fn c_dense_load(&self, dst: &str, src: &str, bytes: u64) -> Option<String> {
         if bytes < 128 {
             // Part of a register: aligned loads and valign (the library copy is a byte
@@ -239,14 +243,6 @@ impl crate::isa::target::Target for Hvx {
             })
             .collect();
         Some(parts.join(" "))
-    }
-
-    fn deinterleave_wide(&self) -> bool {
-        true
-    }
-
-    fn reduction_multiplies(&self) -> bool {
-        true
     }
 
     fn chunk_by_narrowest(&self) -> bool {

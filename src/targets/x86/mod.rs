@@ -10,6 +10,7 @@ use super::{Family, Registration};
 use crate::diag::{Diag, Source};
 use crate::isa::Isa;
 use crate::isa::target::{OpCheckSuite, TargetSpec, Toolchain};
+use crate::lower::strategy::{self, SplitWide, Strategy};
 use crate::types::{Elem, Type};
 
 /// The description files, embedded in the binary.
@@ -109,6 +110,7 @@ pub const AVX2: Registration = Registration {
     spec: &AVX2_SPEC,
     family: &FAMILY,
     make: || Box::new(Variant::Avx2),
+    strategies,
 };
 
 /// The registry entry of `x86-avx512`.
@@ -116,7 +118,21 @@ pub const AVX512: Registration = Registration {
     spec: &AVX512_SPEC,
     family: &FAMILY,
     make: || Box::new(Variant::Avx512),
+    strategies,
 };
+
+/// x86's selection strategies: the generic ones, values wider than a register split into
+/// registers (legalization: every rule written for one register applies to each part).
+fn strategies() -> Vec<Arc<dyn Strategy>> {
+    strategy::with_generic(
+        Some(SplitWide {
+            min_bits: 128,
+            structured_loads: false,
+        }),
+        Vec::new(),
+        Vec::new(),
+    )
+}
 
 /// An x86 target variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,12 +190,6 @@ impl crate::isa::target::Target for Variant {
             "host lacks {missing}: this machine cannot run {} code (it is still compiled and selected)",
             self.target_spec().name
         ))
-    }
-
-    fn split_wide(&self) -> bool {
-        // A value wider than a register is its register-sized parts (legalization):
-        // every rule written for one register then applies to each part.
-        true
     }
 
     fn c_header(&self) -> String {

@@ -1,0 +1,471 @@
+//! Sums read as linear forms: any tree of adds, subtractions, products by constants,
+//! shifts and widening operations whose result is `acc + sum(weight * tap)` (or a sum of
+//! tap products), exact modulo the result's width. A rule per shape of such a sum would
+//! never end (a weight of one is a bare widening, a power of two a shift), so strategies
+//! that compute sums with multiply-add instructions read the form here and rebuild it for
+//! their machine: the pairwise multiply-adds of every target (`super::pairs`), HVX's
+//! reduction multiplies (`targets/hvx/reduce.rs`), Arm's dot products
+//! (`targets/arm/dot.rs`).
+//!
+//! Only exact arithmetic is read through: adds, subtractions, products by constants and
+//! shifts at the result's width (which wrap there, as a rebuilt sum does), and the
+//! widening FPIR operations and widening casts below it (which never wrap). Every rebuilt
+//! candidate is checked against the original by evaluation ([`agrees`]).
+
+use std::sync::Arc;
+
+use crate::ir::instr::{Instr, InstrTable};
+use crate::ir::{Expr, Op, mk_typed};
+use crate::types::{Elem, Type};
+
+/// One summand's variable part.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Term {
+    /// The value of a narrow vector's lanes (extended by their own signedness).
+    Tap(Expr),
+    /// The product of two byte vectors' lanes.
+    Prod(Expr, Expr),
+}
+
+/// `acc + sum(weight * term)`, weights modulo 2^bits.
+#[derive(Default, Debug)]
+pub struct Linear {
+    pub terms: Vec<(Term, i128)>,
+    pub acc: Option<Expr>,
+    /// Whether products of 16-bit taps are terms too (the pairwise builder of `pairs`
+    /// multiplies half words; HVX's reduction multiplies take bytes only).
+    pub word_products: bool,
+    /// Nodes read so far: a shared sub-expression is read once per use, so reading stops
+    /// at [`BUDGET`] rather than growing with the number of paths through a DAG.
+    visits: usize,
+}
+
+/// The most nodes a linear form is read through (a reduction multiply sums at most four).
+const BUDGET: usize = 256;
+
+impl Linear {
+    /// The form `sum(weight * term)`, without accumulator.
+    pub fn of_terms(terms: Vec<(Term, i128)>) -> Linear {
+        Linear {
+            terms,
+            ..Linear::default()
+        }
+    }
+
+    fn add(&mut self, t: Term, w: i128) {
+        if let Some(p) = self.terms.iter_mut().find(|(u, _)| *u == t) {
+            p.1 += w;
+        } else {
+            self.terms.push((t, w));
+        }
+    }
+}
+
+/// Reads `e` (of the result's width `bits`) as a linear form scaled by `scale`.
+pub fn read(e: &Expr, scale: i128, bits: u32, out: &mut Linear) -> Option<()> {
+    out.visits += 1;
+    if out.visits > BUDGET || out.terms.len() > 8 {
+        return None;
+    }
+    let t = e.ty();
+    if t.elem.bits() == bits {
+        match e.op() {
+            Op::Add => {
+                read(e.arg(0), scale, bits, out)?;
+                return read(e.arg(1), scale, bits, out);
+            }
+            Op::Sub => {
+                read(e.arg(0), scale, bits, out)?;
+                return read(e.arg(1), -scale, bits, out);
+            }
+            Op::Mul => {
+                if let Some(c) = e.arg(1).as_const() {
+                    return read(e.arg(0), scale.checked_mul(c)?, bits, out);
+                }
+                if let Some(c) = e.arg(0).as_const() {
+                    return read(e.arg(1), scale.checked_mul(c)?, bits, out);
+                }
+            }
+            Op::Shl => {
+                if let Some(k) = e
+                    .arg(1)
+                    .as_const()
+                    .filter(|k| (0..bits as i128).contains(k))
+                {
+                    return read(e.arg(0), scale.checked_mul(1 << k)?, bits, out);
+                }
+            }
+            Op::WidenRightAdd | Op::WidenRightSub => {
+                read(e.arg(0), scale, bits, out)?;
+                let s = if matches!(e.op(), Op::WidenRightAdd) {
+                    scale
+                } else {
+                    -scale
+                };
+                return exact(e.arg(1), s, out);
+            }
+            // A cast between the two signednesses of the result's width keeps the bits.
+            Op::Cast | Op::Reinterpret if e.arg(0).ty().elem.bits() == bits => {
+                return read(e.arg(0), scale, bits, out);
+            }
+            _ => {}
+        }
+        if let Some(()) = exact_node(e, scale, out) {
+            return Some(());
+        }
+        // Anything else at the result's width is the accumulator (once, unscaled).
+        if scale == 1 && out.acc.is_none() && !t.is_scalar() {
+            out.acc = Some(e.clone());
+            return Some(());
+        }
+        return None;
+    }
+    exact(e, scale, out)
+}
+
+/// Reads a value computed exactly (no wrap-around) as a linear form.
+fn exact(e: &Expr, scale: i128, out: &mut Linear) -> Option<()> {
+    out.visits += 1;
+    if out.visits > BUDGET || out.terms.len() > 8 {
+        return None;
+    }
+    // A change of signedness of a sum is read through when the sum fits (it changes `out`
+    // only when it succeeds); otherwise the cast value is a tap of its own.
+    if matches!(e.op(), Op::Cast)
+        && !widening(e)
+        && e.arg(0).ty().elem.bits() == e.ty().elem.bits()
+        && exact_node(e, scale, out).is_some()
+    {
+        return Some(());
+    }
+    if e.ty().elem.bits() <= 16 && is_tap(e) {
+        out.add(Term::Tap(e.clone()), scale);
+        return Some(());
+    }
+    exact_node(e, scale, out)
+}
+
+/// A vector worth keeping whole as a tap: anything but the exact operations read through.
+fn is_tap(e: &Expr) -> bool {
+    !e.ty().is_scalar()
+        && e.as_const().is_none()
+        && !matches!(
+            e.op(),
+            Op::WideningAdd | Op::WideningSub | Op::WideningMul | Op::WideningShl
+        )
+        && (!matches!(e.op(), Op::Cast) || !widening(e))
+}
+
+fn widening(e: &Expr) -> bool {
+    e.arg(0).ty().elem.bits() < e.ty().elem.bits()
+}
+
+/// The widening operations, which compute their exact results.
+fn exact_node(e: &Expr, scale: i128, out: &mut Linear) -> Option<()> {
+    match e.op() {
+        Op::Cast if widening(e) => exact(e.arg(0), scale, out),
+        // A change of signedness keeps an exact value whose every lane fits the new type.
+        Op::Cast if e.arg(0).ty().elem.bits() == e.ty().elem.bits() => {
+            let mut inner = Linear::default();
+            exact(e.arg(0), 1, &mut inner)?;
+            let (lo, hi) = range(&inner)?;
+            let el = e.ty().elem;
+            if lo < el.min_value() || el.max_value().is_some_and(|m| hi > m) {
+                return None;
+            }
+            for (t, w) in inner.terms {
+                out.add(t, w.checked_mul(scale)?);
+            }
+            Some(())
+        }
+        Op::WideningAdd => {
+            exact(e.arg(0), scale, out)?;
+            exact(e.arg(1), scale, out)
+        }
+        Op::WideningSub => {
+            exact(e.arg(0), scale, out)?;
+            exact(e.arg(1), -scale, out)
+        }
+        Op::WideningShl => {
+            let k = e.arg(1).as_const().filter(|k| (0..32).contains(k))?;
+            exact(e.arg(0), scale.checked_mul(1 << k)?, out)
+        }
+        Op::WideningMul => {
+            let (a, b) = (e.arg(0), e.arg(1));
+            if let Some(c) = b.as_const() {
+                return exact(a, scale.checked_mul(c)?, out);
+            }
+            if let Some(c) = a.as_const() {
+                return exact(b, scale.checked_mul(c)?, out);
+            }
+            // The pairwise builder takes any half-word vector as a factor (it interleaves
+            // values, not loads); HVX's reduction multiplies need byte taps.
+            let factor = |x: &Expr| {
+                is_tap(x) || out.word_products && !x.ty().is_scalar() && x.as_const().is_none()
+            };
+            let narrow_enough = a.ty().elem.bits() == 8 || out.word_products;
+            if narrow_enough && a.ty().elem.bits() <= 16 && factor(a) && factor(b) {
+                out.add(Term::Prod(a.clone(), b.clone()), scale);
+                return Some(());
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The smallest and largest value of a linear form without accumulator.
+pub fn range(lin: &Linear) -> Option<(i128, i128)> {
+    let span = |e: &Expr| -> Option<(i128, i128)> {
+        let el = e.ty().elem;
+        Some((el.min_value(), el.max_value()?))
+    };
+    let (mut lo, mut hi) = (0i128, 0i128);
+    for (t, w) in &lin.terms {
+        let (a, b) = match t {
+            Term::Tap(x) => span(x)?,
+            Term::Prod(x, y) => {
+                let (p, q) = (span(x)?, span(y)?);
+                let c = [p.0 * q.0, p.0 * q.1, p.1 * q.0, p.1 * q.1];
+                (*c.iter().min()?, *c.iter().max()?)
+            }
+        };
+        let (a, b) = (a.checked_mul(*w)?, b.checked_mul(*w)?);
+        lo = lo.checked_add(a.min(b))?;
+        hi = hi.checked_add(a.max(b))?;
+    }
+    Some((lo, hi))
+}
+
+/// The weight `w` (modulo 2^bits) as a value of `elem`, if it is one.
+pub fn weight_in(w: i128, bits: u32, elem: Elem) -> Option<i128> {
+    let m = 1i128 << bits;
+    let w = w.rem_euclid(m);
+    let signed = if w >= m / 2 { w - m } else { w };
+    [w, signed]
+        .into_iter()
+        .find(|&v| v >= elem.min_value() && elem.max_value().is_none_or(|x| v <= x))
+}
+
+/// Finds the instruction `intrinsic` taking operands of `params`.
+pub fn instr(table: &InstrTable, intrinsic: &str, params: &[Type]) -> Option<Arc<Instr>> {
+    table
+        .get(intrinsic)?
+        .iter()
+        .find(|i| {
+            i.params.len() == params.len() && i.params.iter().zip(params).all(|(a, b)| a == b)
+        })
+        .cloned()
+}
+
+/// The instruction `intrinsic` applied to `args` (found by their types).
+pub fn call(table: &InstrTable, intrinsic: &str, args: Vec<Expr>) -> Option<Expr> {
+    let types: Vec<Type> = args.iter().map(|a| a.ty()).collect();
+    let i = instr(table, intrinsic, &types)?;
+    Expr::build(Op::Instr(i), None, args).ok()
+}
+
+/// `e`'s bits read as lanes of `elem`.
+pub fn reinterpret(e: &Expr, elem: Elem) -> Expr {
+    if e.ty().elem == elem {
+        return e.clone();
+    }
+    let t = e.ty();
+    let lanes = t.lanes * t.elem.bits() / elem.bits();
+    mk_typed(Op::Reinterpret, Type::vec(elem, lanes), vec![e.clone()])
+}
+
+/// Lanes `start .. start + n` of `e`, written without a slice where that is free.
+pub fn part(e: &Expr, start: u32, n: u32) -> Expr {
+    let t = e.ty();
+    if start == 0 && n == t.lanes {
+        return e.clone();
+    }
+    let slice = || {
+        mk_typed(
+            Op::Slice { start, stride: 1 },
+            t.with_lanes(n),
+            vec![e.clone()],
+        )
+    };
+    match e.op() {
+        Op::Broadcast if e.arg(0).ty().is_scalar() => e.arg(0).broadcast(n),
+        Op::Load(buf, align) if matches!(e.arg(0).op(), Op::Ramp) => {
+            let idx = e.arg(0);
+            let Some(stride) = idx.arg(1).as_const() else {
+                return slice();
+            };
+            let offset = stride * start as i128;
+            let Ok(k) = Expr::int(Elem::I32, offset) else {
+                return slice();
+            };
+            let base = super::lanes::add_i32(idx.arg(0), &k);
+            let ramp = mk_typed(
+                Op::Ramp,
+                idx.ty().with_lanes(n),
+                vec![base, idx.arg(1).clone()],
+            );
+            // No fact (rather than a wrong one) when the input's modulus is not positive.
+            let align = align.filter(|a| a.modulus > 0).and_then(|a| {
+                Some(crate::ir::Align {
+                    modulus: a.modulus,
+                    remainder: a
+                        .remainder
+                        .checked_add(i64::try_from(offset).ok()?)?
+                        .rem_euclid(a.modulus),
+                })
+            });
+            mk_typed(Op::Load(buf.clone(), align), t.with_lanes(n), vec![ramp])
+        }
+        Op::Concat => {
+            let mut at = 0;
+            for a in e.args() {
+                let l = a.ty().lanes;
+                if start >= at && start + n <= at + l {
+                    return part(a, start - at, n);
+                }
+                at += l;
+            }
+            slice()
+        }
+        _ if super::lanes::lane_wise(e) => {
+            super::lanes::rebuild_lanes(e, n, |a| part(a, start, n)).unwrap_or_else(slice)
+        }
+        _ => slice(),
+    }
+}
+
+/// If every tap is the slice `k, k + n, ...` of one vector for `k` in `0..n`, in order:
+/// that vector (its adjacent lanes are the taps side by side).
+pub fn strided_source(taps: &[Expr]) -> Option<Expr> {
+    let n = taps.len() as u32;
+    let first = taps.first()?;
+    if !matches!(first.op(), Op::Slice { .. }) {
+        return None;
+    }
+    let src = first.arg(0);
+    let ok = taps.iter().enumerate().all(|(k, t)| {
+        matches!(t.op(), Op::Slice { start, stride } if *start == k as u32 && *stride == n)
+            && t.arg(0) == src
+    });
+    ok.then(|| src.clone())
+}
+
+/// Translation validation by evaluation: the rebuilt sum must give the original's lanes on
+/// random and edge-case inputs (the instructions evaluate by their qemu-checked
+/// descriptions). The construction is exact by design; this guards its bookkeeping.
+pub fn agrees(e: &Expr, cand: &Expr) -> bool {
+    (0..6).all(|seed| {
+        let env = crate::interp::random_env(e, 0x5eed + seed, &[]);
+        match (
+            crate::interp::eval(e, &env),
+            crate::interp::eval(cand, &env),
+        ) {
+            (Ok(a), Ok(b)) => a.lanes == b.lanes,
+            _ => false,
+        }
+    })
+}
+
+/// `e` read as a linear form at its own width, when it is a sum of at least two weighted
+/// terms: the shape every multiply-add strategy starts from.
+pub fn read_sum(e: &Expr) -> Option<Linear> {
+    let t = e.ty();
+    let bits = t.elem.bits();
+    if t.is_scalar()
+        || !matches!(bits, 16 | 32)
+        || !matches!(
+            e.op(),
+            Op::Add
+                | Op::Sub
+                | Op::Mul
+                | Op::Shl
+                | Op::WidenRightAdd
+                | Op::WidenRightSub
+                | Op::WideningAdd
+                | Op::WideningSub
+                | Op::Cast
+        )
+    {
+        return None;
+    }
+    let mut lin = Linear::default();
+    read(e, 1, bits, &mut lin)?;
+    lin.terms.retain(|(_, w)| w.rem_euclid(1 << bits) != 0);
+    (lin.terms.len() >= 2).then_some(lin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str, inputs: &[(&str, &str)]) -> Expr {
+        crate::syntax::halide::parse_with_vars(src, inputs)
+    }
+
+    fn inputs() -> Vec<(&'static str, &'static str)> {
+        let mut v = vec![("s", "i32x128"), ("p", "u16x128"), ("q", "u16x128")];
+        v.extend([
+            ("a", "u8x128"),
+            ("b", "u8x128"),
+            ("c", "u8x128"),
+            ("d", "u8x128"),
+        ]);
+        v
+    }
+
+    fn linear(src: &str) -> Linear {
+        let e = crate::lift::lift(&parse(src, &inputs()));
+        let mut lin = Linear::default();
+        read(&e, 1, e.ty().elem.bits(), &mut lin).unwrap_or_else(|| panic!("not linear: {e}"));
+        lin
+    }
+
+    fn weights(lin: &Linear) -> Vec<(String, i128)> {
+        let mut v: Vec<(String, i128)> = lin
+            .terms
+            .iter()
+            .map(|(t, w)| {
+                let name = match t {
+                    Term::Tap(x) => x.to_string(),
+                    Term::Prod(x, y) => format!("{x}*{y}"),
+                };
+                (name, *w)
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn weights_are_read_through_every_shape_of_the_sum() {
+        // Lifting writes a weight of 2 as a shift, mixes signed and unsigned products and
+        // casts between them; the linear form is the same sum.
+        let lin = linear(
+            "((((s + int32(int16(a)*(int16)2)) + int32(int16(b)*(int16)-3)) + int32(int16(c)*(int16)-4)) + int32(int16(d)*(int16)5))",
+        );
+        let w: Vec<(String, i128)> = [("a", 2), ("b", -3), ("c", -4), ("d", 5)]
+            .into_iter()
+            .map(|(n, w)| (n.to_string(), w))
+            .collect();
+        assert_eq!(weights(&lin), w);
+        assert_eq!(lin.acc.map(|a| a.to_string()), Some("s".to_string()));
+        let sq = linear("int32(a)*int32(a) + int32(b)*int32(b)");
+        assert_eq!(
+            weights(&sq),
+            vec![("a*a".to_string(), 1), ("b*b".to_string(), 1)]
+        );
+    }
+
+    #[test]
+    fn a_sum_that_may_wrap_stays_one_tap() {
+        // `p + q` wraps at 16 bits: its lanes are not `p` plus `q` in 32 bits.
+        let lin = linear("int32(p + q) + int32(a)*3");
+        assert_eq!(weights(&lin).len(), 2);
+        assert!(
+            weights(&lin).iter().any(|(n, w)| n == "(p + q)" && *w == 1),
+            "{:?}",
+            weights(&lin)
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! Selection strategies: ways to compute a node that no single rule states, behind one
+//! small interface (the analogue of egg's `Applier` and of ISLE's external constructors).
+//!
+//! Selection asks each strategy of the target, in order, for an alternative form of a node
+//! and costs it beside the rules' candidates; the cheapest wins. A strategy only proposes:
+//! it never decides, and every form it proposes computes exactly the node's lanes (the
+//! generic ones by construction over lane-wise nodes, the multiply-add builders checked by
+//! evaluation against the node). The generic strategies live here; a target's own (HVX's
+//! reduction multiplies, Arm's dot products) live in its folder under `src/targets/` and
+//! are listed in its registry entry.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::lanes::lane_wise;
+use super::parts::{half_memo, parity_memo, sunk_shuffle};
+use crate::ir::instr::InstrTable;
+use crate::ir::{Expr, Op};
+use crate::util::idhash::IdMap;
+
+/// A form a strategy proposes for a node.
+#[derive(Clone, Debug)]
+pub enum Proposal {
+    /// Plain IR (or instructions with plain operands): selected as a whole, like the node.
+    Select(Expr),
+    /// Instructions chosen by the strategy: they stay, and only the operands below them
+    /// are selected (like a rule's right-hand side).
+    Instructions(Expr),
+}
+
+/// What a strategy may read and remember during one selection.
+pub struct Context<'s> {
+    /// The widest register in bits.
+    pub register_bits: u32,
+    /// The target's instructions by intrinsic, for strategies that build instructions.
+    pub instrs: &'s InstrTable,
+    /// Sums that are operands of a larger sum.
+    pub(super) inner_sums: &'s IdMap<usize, Expr>,
+    /// Memo tables by (strategy, part), shared by every node of one selection (a DAG
+    /// shares operands, and their parts should be shared too).
+    pub(super) memos: &'s mut HashMap<(&'static str, u8), IdMap<usize, Expr>>,
+}
+
+impl Context<'_> {
+    /// Whether `e` is an operand of a larger sum (built once, for the whole sum).
+    pub fn is_inner_sum(&self, e: &Expr) -> bool {
+        self.inner_sums.contains_key(&e.id())
+    }
+
+    /// The memo table `part` of the strategy `name`, kept for the whole selection.
+    pub fn memo(&mut self, name: &'static str, part: u8) -> &mut IdMap<usize, Expr> {
+        self.memos.entry((name, part)).or_default()
+    }
+}
+
+/// A way to compute nodes that selection tries beside the rules.
+pub trait Strategy: Send + Sync {
+    /// A short name (for reports and tests).
+    fn name(&self) -> &'static str;
+    /// An alternative form of `e`, or `None` where the strategy does not apply.
+    fn propose(&self, e: &Expr, cx: &mut Context<'_>) -> Option<Proposal>;
+    /// Whether values wider than a register are computed as register-sized parts (then
+    /// lowering also tries chunks of a register of the narrowest type).
+    fn splits_wide_values(&self) -> bool {
+        false
+    }
+    /// Whether the strategy reads sums of products as written, so that lowering must not
+    /// also try their factored form (it would hide the products from it).
+    fn reads_sums_as_written(&self) -> bool {
+        false
+    }
+}
+
+/// The widest register of `e` and its operands exceeds `register_bits`, and `e` computes
+/// each lane from the same lane of its operands, at an even lane count of at least four.
+fn wide_lane_wise(e: &Expr, register_bits: u32) -> bool {
+    let t = e.ty();
+    let widest = e
+        .args()
+        .iter()
+        .map(|a| a.ty().total_bits())
+        .chain([t.total_bits()])
+        .max()
+        .unwrap_or(0);
+    widest > register_bits as u64 && t.lanes.is_multiple_of(2) && t.lanes >= 4 && lane_wise(e)
+}
+
+/// Legalization: a lane-wise value wider than a register (or with a wider operand) is the
+/// concatenation of its two halves, each computed at half the lanes, down to halves of
+/// `min_bits`, so that every one-register rule applies to each half.
+pub struct SplitWide {
+    /// The narrowest register worth splitting down to (Arm's 64-bit halves).
+    pub min_bits: u32,
+    /// Whether the target loads registers deinterleaved (`ld2` to `ld4`), so that half of
+    /// a strided slice is best the same slice of half the load.
+    pub structured_loads: bool,
+}
+
+impl Strategy for SplitWide {
+    fn name(&self) -> &'static str {
+        "split wide values"
+    }
+
+    fn propose(&self, e: &Expr, cx: &mut Context<'_>) -> Option<Proposal> {
+        let t = e.ty();
+        if !wide_lane_wise(e, cx.register_bits) || t.total_bits() / 2 < self.min_bits as u64 {
+            return None;
+        }
+        let register_bits = cx.register_bits;
+        let mut halves = Vec::new();
+        for hi in [false, true] {
+            let memo = cx.memo(self.name(), hi as u8);
+            halves.push(super::lanes::rebuild_lanes(e, t.lanes / 2, |a| {
+                half_memo(a, hi, register_bits, self.structured_loads, memo)
+            })?);
+        }
+        Expr::build(Op::Concat, None, halves)
+            .ok()
+            .map(Proposal::Select)
+    }
+
+    fn splits_wide_values(&self) -> bool {
+        true
+    }
+}
+
+/// A lane-wise value wider than a register as `interleave_vectors(even, odd)`, each half
+/// computed at half the lanes from the even or odd lanes of its operands: the layout HVX's
+/// widening instructions produce and its narrowing instructions consume.
+pub struct Deinterleave;
+
+impl Strategy for Deinterleave {
+    fn name(&self) -> &'static str {
+        "even and odd lanes"
+    }
+
+    fn propose(&self, e: &Expr, cx: &mut Context<'_>) -> Option<Proposal> {
+        if !wide_lane_wise(e, cx.register_bits) {
+            return None;
+        }
+        let t = e.ty();
+        let h = t.lanes / 2;
+        let mut halves = Vec::new();
+        for odd in [false, true] {
+            let memo = cx.memo(self.name(), odd as u8);
+            let args: Vec<Expr> = e
+                .args()
+                .iter()
+                .map(|a| {
+                    if a.ty().is_scalar() {
+                        a.clone()
+                    } else {
+                        parity_memo(a, odd, memo)
+                    }
+                })
+                .collect();
+            let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(h));
+            halves.push(Expr::build(e.op().clone(), ty, args).ok()?);
+        }
+        Expr::build(Op::Interleave, None, halves)
+            .ok()
+            .map(Proposal::Select)
+    }
+}
+
+/// A shuffle of lane-wise arithmetic as the arithmetic of shuffled operands, sunk to the
+/// leaves (`super::parts::sunk_shuffle`): rules that consume lanes in block order (x86
+/// packs) then meet loads that produce it.
+pub struct SinkShuffles;
+
+impl Strategy for SinkShuffles {
+    fn name(&self) -> &'static str {
+        "sink shuffles"
+    }
+
+    fn propose(&self, e: &Expr, _cx: &mut Context<'_>) -> Option<Proposal> {
+        sunk_shuffle(e).map(Proposal::Select)
+    }
+}
+
+/// A 32-bit sum of weighted narrow taps, or of products of half words, as pairwise
+/// multiply-adds (`pmaddwd`'s semantics, `super::pairs`), for whole register-sized sums.
+pub struct PairwiseMultiplyAdds;
+
+impl Strategy for PairwiseMultiplyAdds {
+    fn name(&self) -> &'static str {
+        "pairwise multiply-adds"
+    }
+
+    fn propose(&self, e: &Expr, cx: &mut Context<'_>) -> Option<Proposal> {
+        // Wider sums are split first; each register-sized half gets its own candidate. A
+        // sum inside a larger one is read as part of the whole (reading each part again
+        // would be quadratic in the number of taps).
+        if e.ty().total_bits() > u64::from(cx.register_bits) || cx.is_inner_sum(e) {
+            return None;
+        }
+        super::pairs::candidate(e).map(Proposal::Select)
+    }
+}
+
+/// The strategies every target has, around its own: `split` (when the target legalizes
+/// wide values by halves), `before` (layouts of its own, such as HVX's deinterleaving),
+/// shuffles sunk to the leaves, `own` (its multiply-add builders), then pairwise
+/// multiply-adds. The order only breaks ties between equally cheap forms.
+pub fn with_generic(
+    split: Option<SplitWide>,
+    before: Vec<Arc<dyn Strategy>>,
+    own: Vec<Arc<dyn Strategy>>,
+) -> Vec<Arc<dyn Strategy>> {
+    let mut out: Vec<Arc<dyn Strategy>> = Vec::new();
+    if let Some(s) = split {
+        out.push(Arc::new(s));
+    }
+    out.extend(before);
+    out.push(Arc::new(SinkShuffles));
+    out.extend(own);
+    out.push(Arc::new(PairwiseMultiplyAdds));
+    out
+}
