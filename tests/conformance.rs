@@ -40,13 +40,13 @@ fn check_at(target: &str, percent: usize) {
             "{report}"
         );
     }
-    let (pass, _, wrong, error) = conformance::counts(&results);
+    let (pass, _, wrong, error) = conformance::counts(&results.results);
     assert_eq!(wrong + error, 0, "{report}");
-    assert!(results.len() > 300, "{report}");
+    assert!(results.results.len() > 300, "{report}");
     assert!(
-        pass * 100 >= results.len() * percent,
+        pass * 100 >= results.results.len() * percent,
         "expected instruction found in {pass} of {}:\n{report}",
-        results.len()
+        results.results.len()
     );
 }
 

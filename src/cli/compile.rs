@@ -152,7 +152,7 @@ pub fn cmd_conformance(a: &ConformanceArgs) -> Result<String, CliError> {
     ));
     let results = lower::conformance::run(&src, &be, &dir).map_err(CliError::Other)?;
     let _ = std::fs::remove_dir_all(&dir);
-    let (_, _, wrong, error) = lower::conformance::counts(&results);
+    let (_, _, wrong, error) = lower::conformance::counts(&results.results);
     let not_run = be.target.cannot_run_here();
     let text = if a.json {
         serde_json::to_string_pretty(&lower::conformance::json(

@@ -36,9 +36,13 @@ pub struct OpCheckSuite {
     /// Whether a Halide target header names the section to check.
     pub section: fn(&str) -> bool,
     /// For a target Halide does not check itself: the instruction expected in place of
-    /// each of the section's (a data file of `theirs => ours` lines; entries whose
-    /// instruction has no line are left out and counted).
+    /// each of the section's (a data file of `theirs => ours` lines, `ours` one pattern or
+    /// several separated by ` | `; entries whose instruction has no line are left out and
+    /// counted), as (path, text).
     pub translation: Option<(&'static str, &'static str)>,
+    /// Expectations another instruction also meets (`("ldr", "ldp")`: Arm's load pair is
+    /// two loads in one instruction, which clang forms once it sees they are adjacent).
+    pub also_met_by: &'static [(&'static str, &'static str)],
 }
 
 /// What a program is built for; each has its optimisation level ([`Toolchain::opt_level`]).
@@ -163,6 +167,13 @@ pub trait Target: Send + Sync {
     /// The C type holding a value of `t` in a register, or `None` when `t` is not register
     /// sized (it is then handled lane by lane).
     fn c_type(&self, t: Type) -> Option<String>;
+    /// The intrinsic call `call` (of result type `t`) as a value the generic vector types
+    /// can be cast from: the call itself where intrinsics return register types of known
+    /// size (the default), or converted to one (RISC-V's intrinsics return sizeless
+    /// types, which C converts to fixed-length types but not to vector types).
+    fn c_intrinsic_result(&self, _t: Type, call: &str) -> String {
+        call.to_string()
+    }
     /// A C expression loading a register of type `t` from the bytes at `ptr`.
     fn c_load(&self, t: Type, ptr: &str) -> String;
     /// A C statement storing register value `v` of type `t` to the bytes at `ptr`.
@@ -225,6 +236,16 @@ pub trait Target: Send + Sync {
     /// the program that links it.
     fn halide_glue(&self) -> &'static str {
         ""
+    }
+    /// The smallest and largest instruction in bytes: addresses in an instruction trace
+    /// are adjacent when they are one instruction apart.
+    fn instruction_sizes(&self) -> (u64, u64) {
+        (4, 4)
+    }
+    /// Whether a disassembled instruction (`llvm-objdump` text) is a branch, which llvm-mca
+    /// leaves out of a loop body.
+    fn is_branch(&self, _instruction: &str) -> bool {
+        false
     }
     /// The triple and CPU llvm-mca models for this target, if it has a model.
     fn mca_model(&self) -> Option<(&'static str, &'static str)> {

@@ -97,26 +97,36 @@ fn hot_loop(target: &dyn Target, exe: &Path, run: &Trace, setup: &Trace) -> Loop
         .position(|&(pc, _)| pc == hot_pc)
         .expect("present");
     let (mut lo, mut hi) = (i, i);
-    while lo > 0 && extra[lo - 1].1 == hot && extra[lo - 1].0 + 4 == extra[lo].0 {
+    // Adjacent instructions are one instruction's size apart (some targets have several).
+    let (smallest, largest) = target.instruction_sizes();
+    let next = |a: u64, b: u64| (smallest..=largest).contains(&b.wrapping_sub(a));
+    while lo > 0 && extra[lo - 1].1 == hot && next(extra[lo - 1].0, extra[lo].0) {
         lo -= 1;
     }
-    while hi + 1 < extra.len() && extra[hi + 1].1 == hot && extra[hi].0 + 4 == extra[hi + 1].0 {
+    while hi + 1 < extra.len() && extra[hi + 1].1 == hot && next(extra[hi].0, extra[hi + 1].0) {
         hi += 1;
     }
-    let (start, stop) = (extra[lo].0, extra[hi].0 + 4);
+    let (start, stop) = (extra[lo].0, extra[hi].0 + largest);
     let mut stats = LoopStats {
         instructions: hi - lo + 1,
         iterations: hot,
         cycles: None,
     };
     if let Some((triple, cpu)) = target.mca_model() {
-        stats.cycles = mca_cycles(exe, start, stop, triple, cpu).ok();
+        stats.cycles = mca_cycles(target, exe, start, stop, triple, cpu).ok();
     }
     stats
 }
 
 /// llvm-mca's block reciprocal throughput of the instructions at `start..stop`.
-fn mca_cycles(exe: &Path, start: u64, stop: u64, triple: &str, cpu: &str) -> Result<f64, String> {
+fn mca_cycles(
+    target: &dyn Target,
+    exe: &Path,
+    start: u64,
+    stop: u64,
+    triple: &str,
+    cpu: &str,
+) -> Result<f64, String> {
     let mut dis = std::process::Command::new("llvm-objdump-19");
     dis.arg("-d")
         .arg("--no-show-raw-insn")
@@ -133,12 +143,7 @@ fn mca_cycles(exe: &Path, start: u64, stop: u64, triple: &str, cpu: &str) -> Res
         if u64::from_str_radix(addr.trim(), 16).is_ok() && !ins.trim().is_empty() {
             let ins = ins.trim();
             // Branch targets print as `0x400580 <sym+0x10>`; llvm-mca needs no branches.
-            if ins.starts_with('b')
-                && !ins.starts_with("bic")
-                && !ins.starts_with("bsl")
-                && !ins.starts_with("bif")
-                && !ins.starts_with("bit")
-            {
+            if target.is_branch(ins) {
                 continue;
             }
             asm.push_str(ins.split(" //").next().unwrap_or(ins));

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::{Backend, Lowered};
 use crate::diag::Source;
-use crate::isa::target::Purpose;
+use crate::isa::target::{OpCheckSuite, Purpose};
 use crate::isa::toolchain::{Compile, Output, write_file};
 use crate::syntax::opcheck::{self, Entry};
 
@@ -26,6 +26,16 @@ pub enum Outcome {
     Error(String),
 }
 
+/// The results of a conformance run.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// One per entry checked.
+    pub results: Vec<EntryResult>,
+    /// Entries left out because the target's translation states no instruction for
+    /// theirs, by their instruction.
+    pub left_out: BTreeMap<String, usize>,
+}
+
 /// One entry's result.
 #[derive(Clone, Debug)]
 pub struct EntryResult {
@@ -37,17 +47,45 @@ pub struct EntryResult {
     pub intrinsics: Vec<String>,
 }
 
-/// Expectations that a pair form of the same instruction also meets: Arm's `ldp`/`stp`
-/// are two `ldr`/`str` in one instruction, which clang forms once it sees two loads are
-/// adjacent (a load of 32 bytes is then `ldp q0, q1` rather than two `ldr`).
-const PAIRED_FORMS: &[(&str, &str)] = &[("ldr", "ldp"), ("str", "stp")];
+/// Whether `asm` shows the expected instruction `pattern`: one of its alternatives
+/// (`a | b`, from a translation), or a form the target's suite says also meets it.
+fn expectation_met(asm: &str, pattern: &str, suite: &OpCheckSuite) -> bool {
+    pattern.split(" | ").any(|p| {
+        asm_matches(asm, p)
+            || suite
+                .also_met_by
+                .iter()
+                .any(|&(one, other)| p == one && asm_matches(asm, other))
+    })
+}
 
-/// Whether `asm` shows the expected instruction `pattern` (or its pair form).
-fn expectation_met(asm: &str, pattern: &str) -> bool {
-    asm_matches(asm, pattern)
-        || PAIRED_FORMS
-            .iter()
-            .any(|&(one, pair)| pattern == one && asm_matches(asm, pair))
+/// A translation of expected instructions (`theirs => ours | ours2`, `;;` comments),
+/// by their instruction; `Err` names the line that is not one.
+pub fn read_translation(name: &str, text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut map = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split(";;").next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((theirs, ours)) = line.split_once("=>") else {
+            return Err(format!(
+                "{name}:{}: expected `theirs => ours`, found `{line}`",
+                i + 1
+            ));
+        };
+        let (theirs, ours) = (theirs.trim(), ours.trim());
+        if theirs.is_empty() || ours.is_empty() {
+            return Err(format!(
+                "{name}:{}: an empty instruction in `{line}`",
+                i + 1
+            ));
+        }
+        if map.insert(theirs.to_string(), ours.to_string()).is_some() {
+            return Err(format!("{name}:{}: `{theirs}` is translated twice", i + 1));
+        }
+    }
+    Ok(map)
 }
 
 /// True when the pieces of `pattern` (split at `*`) appear in order on one line of `asm`.
@@ -95,11 +133,7 @@ fn split_functions(asm: &str) -> BTreeMap<usize, String> {
 
 /// Runs the conformance check of `file` (a simd_op_check expectation file) for a backend,
 /// on the section its target's registry entry names.
-pub fn run(
-    file: &Arc<Source>,
-    backend: &Backend,
-    workdir: &Path,
-) -> Result<Vec<EntryResult>, String> {
+pub fn run(file: &Arc<Source>, backend: &Backend, workdir: &Path) -> Result<Run, String> {
     let spec = backend.target.spec();
     let suite = spec
         .op_check
@@ -107,10 +141,26 @@ pub fn run(
         .ok_or_else(|| format!("no simd_op_check section for target `{}`", spec.name))?;
     let section = suite.section;
     let entries = opcheck::read(file).map_err(|d| d.to_string())?;
-    let entries: Vec<Entry> = entries
+    let mut entries: Vec<Entry> = entries
         .into_iter()
         .filter(|e| section(&e.target) && opcheck::classify(e).is_none())
         .collect();
+    // A target the suite does not check itself expects its own instruction in place of
+    // each of the section's; entries with no stated equivalent are left out (counted).
+    let mut left_out: BTreeMap<String, usize> = BTreeMap::new();
+    if let Some((name, text)) = suite.translation {
+        let map = read_translation(name, text)?;
+        entries.retain_mut(|e| match map.get(&e.instr) {
+            Some(ours) => {
+                e.instr = ours.clone();
+                true
+            }
+            None => {
+                *left_out.entry(e.instr.clone()).or_default() += 1;
+                false
+            }
+        });
+    }
     if entries.is_empty() {
         return Err(format!(
             "no integer entries for this target in {}",
@@ -168,11 +218,11 @@ pub fn run(
             continue;
         }
         let text = funcs.get(&k).map(String::as_str).unwrap_or("");
-        if !expectation_met(text, &results[*i].entry.instr) {
+        if !expectation_met(text, &results[*i].entry.instr, suite) {
             results[*i].outcome = Outcome::Miss;
         }
     }
-    Ok(results)
+    Ok(Run { results, left_out })
 }
 
 fn intrinsics(l: &Lowered) -> Vec<String> {
@@ -206,7 +256,8 @@ pub fn counts(results: &[EntryResult]) -> (usize, usize, usize, usize) {
 /// wrong result and error.
 /// `not_run` says why the entries' code was compiled but not executed (see
 /// [`crate::isa::target::Target::cannot_run_here`]).
-pub fn report(target: &str, results: &[EntryResult], not_run: Option<&str>) -> String {
+pub fn report(target: &str, run: &Run, not_run: Option<&str>) -> String {
+    let results = &run.results;
     let (pass, miss, wrong, error) = counts(results);
     let n = results.len();
     let mut s = String::new();
@@ -225,6 +276,19 @@ pub fn report(target: &str, results: &[EntryResult], not_run: Option<&str>) -> S
     );
     if let Some(why) = not_run {
         let _ = writeln!(s, "execution skipped: {why}");
+    }
+    if !run.left_out.is_empty() {
+        let total: usize = run.left_out.values().sum();
+        let which: Vec<String> = run
+            .left_out
+            .iter()
+            .map(|(i, n)| format!("{i} x{n}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "left out: {total} entries whose instruction has no stated equivalent ({})",
+            which.join(", ")
+        );
     }
     let mut by_instr: BTreeMap<&str, Vec<&EntryResult>> = BTreeMap::new();
     for r in results {
@@ -268,10 +332,12 @@ pub fn report(target: &str, results: &[EntryResult], not_run: Option<&str>) -> S
 }
 
 /// The results as JSON.
-pub fn json(target: &str, results: &[EntryResult], not_run: Option<&str>) -> serde_json::Value {
+pub fn json(target: &str, run: &Run, not_run: Option<&str>) -> serde_json::Value {
+    let results = &run.results;
     let (pass, miss, wrong, error) = counts(results);
     serde_json::json!({
         "target": target,
+        "left_out": run.left_out,
         "executed": not_run.is_none(),
         "execution_skipped": not_run,
         "entries": results.len(),
@@ -302,9 +368,29 @@ mod tests {
     #[test]
     fn a_load_pair_meets_a_load_expectation() {
         let asm = "\tadd\tx8, x1, w2, sxtw\n\tldp\tq0, q1, [x8]\n\tstp\tq0, q1, [x0]\n";
-        assert!(expectation_met(asm, "ldr") && expectation_met(asm, "str"));
-        assert!(!expectation_met(asm, "ld1"));
-        assert!(!expectation_met("\tldp\tq0, q1, [x8]\n", "ldr*#16"));
+        let arm = crate::targets::lookup("arm-neon").unwrap();
+        let suite = arm.spec.op_check.as_ref().unwrap();
+        assert!(expectation_met(asm, "ldr", suite) && expectation_met(asm, "str", suite));
+        assert!(!expectation_met(asm, "ld1", suite));
+        assert!(!expectation_met("\tldp\tq0, q1, [x8]\n", "ldr*#16", suite));
+        // Alternatives from a translation: either one meets it.
+        assert!(expectation_met(asm, "ld1 | stp", suite));
+        assert!(!expectation_met(asm, "ld1 | st1", suite));
+    }
+
+    #[test]
+    fn translations_are_read_and_bad_lines_named() {
+        let map = read_translation(
+            "t",
+            ";; comment\nuqadd => vsaddu.v\nmla => vmacc.v | vmadd.v ;; either\n",
+        )
+        .unwrap();
+        assert_eq!(map["uqadd"], "vsaddu.v");
+        assert_eq!(map["mla"], "vmacc.v | vmadd.v");
+        let e = read_translation("t", "uqadd vsaddu\n").unwrap_err();
+        assert!(e.contains("t:1") && e.contains("theirs => ours"), "{e}");
+        let e = read_translation("t", "a => b\na => c\n").unwrap_err();
+        assert!(e.contains("t:2") && e.contains("twice"), "{e}");
     }
 
     #[test]

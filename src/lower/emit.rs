@@ -562,7 +562,8 @@ impl<'t> FnWriter<'t> {
                         "{m} {v}k = {call}; {ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = ({v}k >> i) & 1;"
                     ));
                 } else {
-                    self.line(&format!("{ct} {v} = ({ct}){call};"));
+                    let r = self.target.c_intrinsic_result(t, &call);
+                    self.line(&format!("{ct} {v} = ({ct}){r};"));
                 }
             }
             op if op.is_fpir() && lane_loop_reason(e).is_none() => {

@@ -56,6 +56,9 @@ pub static SPEC: TargetSpec = TargetSpec {
         file: "arm.txt",
         section: |h| h.contains("arm_dot_prod"),
         translation: None,
+        // A load or store pair is two loads or stores in one instruction, which clang
+        // forms once it sees two are adjacent (32 bytes are `ldp q0, q1`).
+        also_met_by: &[("ldr", "ldp"), ("str", "stp")],
     }),
     toolchain: Toolchain {
         compiler: "clang-19",
@@ -173,6 +176,14 @@ impl crate::isa::target::Target for Neon {
     fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {
         let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
         format!("{{ {ty} v_ = {v}; __builtin_memcpy((void *)({ptr}), &v_, sizeof v_); }}")
+    }
+
+    fn is_branch(&self, instruction: &str) -> bool {
+        // `b`, `b.ne`, `bl`...; the logic instructions that also start with a `b` are not.
+        instruction.starts_with('b')
+            && !["bic", "bsl", "bif", "bit"]
+                .iter()
+                .any(|p| instruction.starts_with(p))
     }
 
     fn mca_model(&self) -> Option<(&'static str, &'static str)> {

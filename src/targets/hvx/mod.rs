@@ -65,6 +65,7 @@ pub static SPEC: TargetSpec = TargetSpec {
         file: "hvx.txt",
         section: |h| h.starts_with("hexagon-32-noos-hvx-hvx_128"),
         translation: None,
+        also_met_by: &[],
     }),
     toolchain: Toolchain {
         compiler: "clang-19",

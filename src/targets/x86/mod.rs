@@ -73,6 +73,7 @@ pub static AVX2_SPEC: TargetSpec = TargetSpec {
         file: "x86.txt",
         section: |h| h == "x86-64-linux-sse41-avx-f16c-fma-avx2",
         translation: None,
+        also_met_by: &[],
     }),
     toolchain: native_toolchain(&["-march=x86-64-v3"]),
 };
@@ -89,6 +90,7 @@ pub static AVX512_SPEC: TargetSpec = TargetSpec {
         file: "x86.txt",
         section: |h| h.ends_with("avx512_zen4"),
         translation: None,
+        also_met_by: &[],
     }),
     toolchain: native_toolchain(&["-march=x86-64-v4", "-mavx512vnni", "-mavx512vbmi"]),
 };
