@@ -2,8 +2,9 @@
 # Installs the system tools harrow's tests use, when they are missing (Debian bookworm,
 # run as root or with sudo). Safe to run repeatedly.
 #   clang-19, lld-19, llvm-19 : compile and inspect generated C for every target
-#   qemu-user                 : run AArch64 and Hexagon programs
+#   qemu-user                 : run AArch64, Hexagon and RISC-V programs
 #   gcc-aarch64-linux-gnu, libc6-dev-arm64-cross : the AArch64 sysroot clang links against
+#   gcc-riscv64-linux-gnu, libc6-dev-riscv64-cross : the RISC-V sysroot clang links against
 #   z3                        : the SMT solver that proves rules
 #   cvc5                      : the second solver `harrow verify --solver cvc5` drives
 set -euo pipefail
@@ -16,6 +17,9 @@ command -v qemu-aarch64 >/dev/null || need+=(qemu-user)
 command -v qemu-hexagon >/dev/null || need+=(qemu-user)
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 [ -d /usr/aarch64-linux-gnu/include ] || need+=(libc6-dev-arm64-cross)
+command -v qemu-riscv64 >/dev/null || need+=(qemu-user)
+command -v riscv64-linux-gnu-gcc >/dev/null || need+=(gcc-riscv64-linux-gnu)
+[ -d /usr/riscv64-linux-gnu/include ] || need+=(libc6-dev-riscv64-cross)
 command -v z3 >/dev/null || need+=(z3)
 command -v cvc5 >/dev/null || need+=(cvc5)
 

@@ -73,3 +73,11 @@ fn hvx_conformance() {
     harrow::isa::toolchain::require("qemu-hexagon", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
     check_at("hvx", 87);
 }
+
+/// RISC-V Vector: the Arm section's expressions, with the RVV instruction stated for each
+/// Arm one in `src/targets/riscv_v/opcheck.map`; entries without one are left out.
+#[test]
+fn riscv_v_conformance() {
+    harrow::isa::toolchain::require("qemu-riscv64", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
+    check("riscv-v");
+}

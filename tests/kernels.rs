@@ -76,6 +76,12 @@ fn suite_runs_correctly_on_avx512() {
 }
 
 #[test]
+fn suite_runs_correctly_on_riscv_v() {
+    harrow::isa::toolchain::require("qemu-riscv64", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
+    run_suite("riscv-v");
+}
+
+#[test]
 fn suite_runs_correctly_on_arm_neon() {
     harrow::isa::toolchain::require("qemu-aarch64", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
     run_suite("arm-neon");

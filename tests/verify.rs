@@ -82,6 +82,11 @@ fn every_arm_lowering_rule_is_proved() {
 }
 
 #[test]
+fn every_riscv_lowering_rule_is_proved() {
+    assert_all_proved("riscv", &family("riscv"), 1000);
+}
+
+#[test]
 fn wrong_rules_get_readable_counterexamples() {
     z3_or_fail();
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/wrong.rules");

@@ -10,6 +10,7 @@
 
 pub mod arm;
 pub mod hvx;
+pub mod riscv_v;
 pub mod x86;
 
 use std::collections::{BTreeSet, HashMap};
@@ -45,7 +46,7 @@ pub struct Registration {
 }
 
 /// Every target harrow compiles for, in the order the command line lists them.
-pub static REGISTRY: &[Registration] = &[x86::AVX2, x86::AVX512, arm::NEON, hvx::HVX];
+pub static REGISTRY: &[Registration] = &[x86::AVX2, x86::AVX512, arm::NEON, hvx::HVX, riscv_v::RVV];
 
 /// The names accepted by `--target`.
 pub fn names() -> Vec<&'static str> {
