@@ -395,6 +395,129 @@ pub fn read_sum(e: &Expr) -> Option<Linear> {
     (lin.terms.len() >= 2).then_some(lin)
 }
 
+/// A linear form as dot products of interleaved vectors: each group holds `n` terms (the
+/// last padded with zero terms), its first operand the terms' vectors interleaved (lane
+/// `n * i + k` is lane `i` of term `k`) and its second the weights repeated, or the second
+/// factors interleaved likewise. `acc + sum(group)` is the form's value, where a group's
+/// value is the sum over each `n` adjacent lanes of the product of its operands: what
+/// dot-product instructions (`udot`, `vpdpbusd`, `vpdpwssd`) compute per result lane.
+#[derive(Debug)]
+pub struct DotGroups {
+    /// (first operand, second operand) per group, `n` times the lanes of a term each.
+    pub groups: Vec<(Expr, Expr)>,
+    /// The accumulator, if the form has one.
+    pub acc: Option<Expr>,
+}
+
+/// `lin` as [`DotGroups`] of `n` terms whose first operands are vectors of `first` and
+/// second operands of `second` (weights must fit it; products are taken in either
+/// order), or `None` when some term does not fit.
+pub fn dot_groups(lin: &Linear, n: usize, first: Elem, second: Elem) -> Option<DotGroups> {
+    if !matches!(n, 2 | 4) || lin.terms.is_empty() {
+        return None;
+    }
+    let mut firsts = Vec::new();
+    let mut seconds: Vec<Result<i128, Expr>> = Vec::new();
+    for (t, w) in &lin.terms {
+        match t {
+            Term::Tap(x) if x.ty().elem == first => {
+                firsts.push(x.clone());
+                seconds.push(Ok(weight_in(*w, 32, second)?));
+            }
+            Term::Prod(a, b) if w.rem_euclid(1 << 32) == 1 => {
+                let (a, b) = if a.ty().elem == first && b.ty().elem == second {
+                    (a, b)
+                } else if b.ty().elem == first && a.ty().elem == second {
+                    (b, a)
+                } else {
+                    return None;
+                };
+                firsts.push(a.clone());
+                seconds.push(Err(b.clone()));
+            }
+            _ => return None,
+        }
+    }
+    let tap = firsts[0].ty();
+    if firsts.iter().any(|x| x.ty() != tap) {
+        return None;
+    }
+    let by_weights = seconds.iter().all(|s| s.is_ok());
+    if !by_weights && seconds.iter().any(|s| s.is_ok()) {
+        return None;
+    }
+    let mut groups = Vec::new();
+    for start in (0..firsts.len()).step_by(n) {
+        let mut a: Vec<Expr> = firsts[start..(start + n).min(firsts.len())].to_vec();
+        let mut b: Vec<Result<i128, Expr>> =
+            seconds[start..(start + n).min(seconds.len())].to_vec();
+        while a.len() < n {
+            a.push(Expr::splat(tap, 0).ok()?);
+            b.push(Ok(0));
+        }
+        let first_op = interleave_taps(a)?;
+        let second_op = if by_weights {
+            let w: Vec<i128> = b.iter().map(|x| *x.as_ref().expect("weights")).collect();
+            repeated(&w, second, tap.lanes)?
+        } else {
+            // Padding pairs a zero tap with a zero second factor.
+            let zero = Expr::splat(Type::vec(second, tap.lanes), 0).ok()?;
+            let v: Vec<Expr> = b
+                .into_iter()
+                .map(|x| match x {
+                    Err(factor) => factor,
+                    Ok(_) => zero.clone(),
+                })
+                .collect();
+            if v.iter().any(|x| x.ty() != zero.ty()) {
+                return None;
+            }
+            interleave_taps(v)?
+        };
+        groups.push((first_op, second_op));
+    }
+    Some(DotGroups {
+        groups,
+        acc: lin.acc.clone(),
+    })
+}
+
+/// Two or four vectors of one type interleaved (lane `n * i + k` is lane `i` of vector
+/// `k`), as rounds of two-way interleaves (four taps: `(t0, t2)` and `(t1, t3)`, then the
+/// two results), which compilers write as `zip`/`unpack` pairs; a four-way shuffle of
+/// registers is not always found to be one.
+pub fn interleave_taps(taps: Vec<Expr>) -> Option<Expr> {
+    let two =
+        |a: &Expr, b: &Expr| Expr::build(Op::Interleave, None, vec![a.clone(), b.clone()]).ok();
+    match taps.as_slice() {
+        [a, b] => two(a, b),
+        [a, b, c, d] => two(&two(a, c)?, &two(b, d)?),
+        _ => None,
+    }
+}
+
+/// The constant vector of `elem` lanes holding `weights` repeated `times` times, written
+/// as a broadcast of the weights packed into one wider scalar (one constant register).
+pub fn repeated(weights: &[i128], elem: Elem, times: u32) -> Option<Expr> {
+    let bits = elem.bits();
+    let wide_bits = bits * weights.len() as u32;
+    let wide = match wide_bits {
+        16 => Elem::U16,
+        32 => Elem::U32,
+        64 => Elem::U64,
+        _ => return None,
+    };
+    let packed = weights.iter().enumerate().fold(0u128, |acc, (k, &w)| {
+        acc | (((w as u128) & elem.mask()) << (k as u32 * bits))
+    });
+    let splat = Expr::bits(wide, packed).broadcast(times);
+    Some(mk_typed(
+        Op::Reinterpret,
+        Type::vec(elem, times * weights.len() as u32),
+        vec![splat],
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,8 @@
 //! Programs are built with clang-19 for `aarch64-linux-gnu` (Armv8.2-A with the dot product
 //! extension, static against the Debian cross sysroot) and run under `qemu-aarch64 -cpu max`.
 
+pub mod dot;
+
 use std::sync::{Arc, LazyLock};
 
 use super::{Family, Registration};
@@ -82,7 +84,8 @@ pub const NEON: Registration = Registration {
 
 /// Arm's selection strategies: the generic ones, with values wider than a 128-bit register
 /// split down to 64-bit halves (the long, wide and narrowing instructions work on halves),
-/// and strided slices split into slices of half-loads (one `ld2`..`ld4` each).
+/// strided slices split into slices of half-loads (one `ld2`..`ld4` each), and sums of byte
+/// products as dot products (`dot.rs`).
 fn strategies() -> Vec<Arc<dyn Strategy>> {
     strategy::with_generic(
         Some(SplitWide {
@@ -90,7 +93,7 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
             structured_loads: true,
         }),
         Vec::new(),
-        Vec::new(),
+        vec![Arc::new(dot::DotProducts)],
     )
 }
 

@@ -3,6 +3,8 @@
 //! Programs are built with clang-19 for the host's architecture and run natively; code for
 //! a feature the host lacks (AVX-512 on most machines) is still compiled and selected.
 
+pub mod vnni;
+
 use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
@@ -124,7 +126,8 @@ pub const AVX512: Registration = Registration {
 };
 
 /// x86's selection strategies: the generic ones, values wider than a register split into
-/// registers (legalization: every rule written for one register applies to each part).
+/// registers (legalization: every rule written for one register applies to each part), and
+/// sums of byte products as multiply-adds of adjacent lanes (`vnni.rs`).
 fn strategies() -> Vec<Arc<dyn Strategy>> {
     strategy::with_generic(
         Some(SplitWide {
@@ -132,7 +135,7 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
             structured_loads: false,
         }),
         Vec::new(),
-        Vec::new(),
+        vec![Arc::new(vnni::ByteMultiplyAdds)],
     )
 }
 
