@@ -15,6 +15,7 @@ pub mod emit;
 pub mod harness;
 pub mod lanes;
 pub mod linear;
+pub mod macc;
 pub mod natural;
 mod pairs;
 pub mod parity;

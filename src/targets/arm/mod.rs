@@ -93,7 +93,10 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
             structured_loads: true,
         }),
         Vec::new(),
-        vec![Arc::new(dot::DotProducts)],
+        vec![
+            Arc::new(dot::DotProducts),
+            Arc::new(crate::lower::macc::MultiplyAccumulateChain),
+        ],
     )
 }
 

@@ -17,6 +17,7 @@ use super::{Family, Registration};
 use crate::diag::{Diag, Source};
 use crate::isa::Isa;
 use crate::isa::target::{OpCheckSuite, Purpose, TargetSpec, Toolchain};
+use crate::lower::macc::MultiplyAccumulateChain;
 use crate::lower::strategy::{self, SplitWide, Strategy};
 use crate::types::{Elem, Type};
 
@@ -112,8 +113,9 @@ pub const RVV: Registration = Registration {
 };
 
 /// RISC-V's selection strategies: the generic ones, with values wider than a register
-/// group split into registers and halves (down to a half register), and strided slices
-/// split into slices of half-loads (each one segment load).
+/// group split into registers and halves (down to a half register), strided slices split
+/// into slices of half-loads (each one segment load), and sums of weighted taps as chains
+/// of widening multiply-accumulates by scalars (`vwmacc.vx`, `vwmaccsu.vx`).
 fn strategies() -> Vec<Arc<dyn Strategy>> {
     strategy::with_generic(
         Some(SplitWide {
@@ -121,7 +123,7 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
             structured_loads: true,
         }),
         Vec::new(),
-        Vec::new(),
+        vec![Arc::new(MultiplyAccumulateChain)],
     )
 }
 
