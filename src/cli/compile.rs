@@ -55,15 +55,15 @@ pub struct ConformanceArgs {
 
 fn backend(target: &str, rules: &[PathBuf]) -> Result<std::sync::Arc<lower::Backend>, CliError> {
     if rules.is_empty() {
-        return crate::targets::backend(target).map_err(CliError::Other);
+        return Ok(crate::targets::backend(target)?);
     }
     let extra = rules
         .iter()
         .map(|p| read_source(p))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(std::sync::Arc::new(
-        crate::targets::backend_with(target, &extra).map_err(CliError::Other)?,
-    ))
+    Ok(std::sync::Arc::new(crate::targets::backend_with(
+        target, &extra,
+    )?))
 }
 
 /// Runs `harrow compile`.
@@ -126,7 +126,7 @@ pub fn cmd_conformance(a: &ConformanceArgs) -> Result<String, CliError> {
             a.suite
         )));
     }
-    let reg = crate::targets::lookup(&a.target).map_err(CliError::Other)?;
+    let reg = crate::targets::lookup(&a.target)?;
     let suite = reg.spec.op_check.as_ref().ok_or_else(|| {
         CliError::Other(format!(
             "no simd_op_check section for target `{}`",

@@ -50,7 +50,7 @@ struct Outcome {
 
 /// Runs `harrow fuzz-kernels`.
 pub fn cmd_fuzz(a: &FuzzArgs) -> Result<String, CliError> {
-    let be = crate::targets::backend(&a.target).map_err(CliError::Other)?;
+    let be = crate::targets::backend(&a.target)?;
     if let Some(why) = be.target.cannot_run_here() {
         return Err(CliError::Other(why));
     }
@@ -115,13 +115,16 @@ fn one(fk: &FuzzKernel, be: &lower::Backend, no_bench: bool) -> Outcome {
     };
     let result = if no_bench {
         let size = super::kernel::default_run_size(&k);
-        crate::kernel::harness::run(&k, be, &size, None, 1).and_then(|r| match r.mismatch {
-            None => Ok(None),
-            Some(m) => Err(m),
-        })
+        crate::kernel::harness::run(&k, be, &size, None, 1)
+            .map_err(|e| e.to_string())
+            .and_then(|r| match r.mismatch {
+                None => Ok(None),
+                Some(m) => Err(m),
+            })
     } else {
         measure(&k, be, &k.bench_extents, None, None, false)
             .map(|r| Some(r.scalar_per_elem / r.harrow_per_elem))
+            .map_err(|e| e.to_string())
     };
     match result {
         Ok(ratio) => Outcome {

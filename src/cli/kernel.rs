@@ -162,12 +162,12 @@ pub fn explain(
 /// Runs `harrow run`.
 pub fn cmd_run(a: &RunArgs) -> Result<String, CliError> {
     let k = load(&a.kernel)?;
-    let be = crate::targets::backend(&a.target).map_err(CliError::Other)?;
+    let be = crate::targets::backend(&a.target)?;
     let size = match &a.size {
         Some(s) => parse_size(s, k.out_vars.len())?,
         None => default_run_size(&k),
     };
-    let r = harness::run(&k, &be, &size, a.width, a.seed).map_err(CliError::Other)?;
+    let r = harness::run(&k, &be, &size, a.width, a.seed)?;
     let dims: Vec<String> = size.iter().map(|e| e.to_string()).collect();
     match r.mismatch {
         None => Ok(format!(
@@ -209,7 +209,7 @@ pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
     let dir = a.dir.clone().unwrap_or_else(default_bench_dir);
     let files = kernel_files(&dir)?;
     let t0 = std::time::Instant::now();
-    let be = crate::targets::backend(&a.target).map_err(CliError::Other)?;
+    let be = crate::targets::backend(&a.target)?;
     let backend_ms = t0.elapsed().as_secs_f64() * 1e3;
     if let Some(why) = be.target.cannot_run_here() {
         return Err(CliError::Other(why));
@@ -262,7 +262,10 @@ pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
         };
         match measure(k, &be, &extents, a.width, halide.as_ref(), a.size.is_some()) {
             Ok(r) => rows.push(r),
-            Err(e) if e.starts_with(&format!("{}:", k.name)) => failures.push(e),
+            // Wrong and differing outputs name the kernel already.
+            Err(
+                e @ (harness::KernelError::Wrong { .. } | harness::KernelError::Differs { .. }),
+            ) => failures.push(e.to_string()),
             Err(e) => failures.push(format!("{}: {e}", k.name)),
         }
         if let Some(b) = &bar {
@@ -294,10 +297,13 @@ pub fn measure(
     width: Option<u32>,
     halide: Option<&crate::kernel::halide::Halide>,
     size_given: bool,
-) -> Result<harness::BenchResult, String> {
+) -> Result<harness::BenchResult, harness::KernelError> {
     let check = harness::run(k, be, &default_run_size(k), width, 1)?;
-    if let Some(m) = check.mismatch {
-        return Err(format!("{}: {m}", k.name));
+    if let Some(what) = check.mismatch {
+        return Err(harness::KernelError::Wrong {
+            kernel: k.name.clone(),
+            what,
+        });
     }
     // Targets that run under qemu are measured by counting, on smaller data.
     let counted = be
@@ -320,7 +326,8 @@ pub fn measure(
         // Halide's generator or its pipeline failed (the program holds all three): harrow
         // and the baseline are still measured, and the row says why Halide is missing.
         Err(e) if halide.is_some() => measure(None).map(|mut r| {
-            let why = e.lines().next().unwrap_or("").trim();
+            let text = e.to_string();
+            let why = text.lines().next().unwrap_or("").trim();
             r.halide_note = Some(format!("Halide 21 not measured: {why}"));
             r
         }),

@@ -42,6 +42,22 @@ impl From<Diag> for CliError {
     }
 }
 
+impl From<crate::kernel::harness::KernelError> for CliError {
+    fn from(e: crate::kernel::harness::KernelError) -> Self {
+        CliError::Other(e.to_string())
+    }
+}
+
+impl From<crate::targets::TargetError> for CliError {
+    fn from(e: crate::targets::TargetError) -> Self {
+        match e {
+            // A rule or description error keeps its place for the report.
+            crate::targets::TargetError::Rules(d) => CliError::Diag(d),
+            other => CliError::Other(other.to_string()),
+        }
+    }
+}
+
 /// harrow compiles portable integer and fixed-point vector code to the instructions of
 /// SIMD and DSP machines, checking every rewrite against its reference interpreter.
 #[derive(Parser, Debug)]

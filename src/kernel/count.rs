@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::Kernel;
 use super::halide::Halide;
-use super::harness::{BenchResult, LoopStats, Metric, run_with_stdin};
+use super::harness::{BenchResult, KernelError, LoopStats, Metric, run_with_stdin};
 use crate::isa::target::Target;
 use crate::isa::toolchain::{output_text, require};
 use crate::lower::Backend;
@@ -39,22 +39,26 @@ struct Trace {
     by_pc: HashMap<u64, u64>,
 }
 
-fn trace(target: &dyn Target, exe: &Path, mode: u32, input: &[u8]) -> Result<Trace, String> {
+fn trace(target: &dyn Target, exe: &Path, mode: u32, input: &[u8]) -> Result<Trace, KernelError> {
     let log = exe.with_extension(format!("trace{mode}"));
     let Some(mut cmd) = target.trace_command(exe, &log) else {
-        return Err(format!("{} has no instruction trace", target.name()));
+        return Err(KernelError::Output(format!(
+            "{} has no instruction trace",
+            target.name()
+        )));
     };
     let _ = std::fs::remove_file(&log);
     cmd.arg("count").arg(mode.to_string());
     crate::isa::toolchain::run_command(cmd, Some(input))
         .map_err(super::harness::with_crash_hint)?;
-    let f = std::fs::File::open(&log).map_err(|e| format!("no trace at {}: {e}", log.display()))?;
+    let f = std::fs::File::open(&log)
+        .map_err(|e| KernelError::Output(format!("no trace at {}: {e}", log.display())))?;
     let mut t = Trace {
         executed: 0,
         by_pc: HashMap::new(),
     };
     for line in std::io::BufReader::new(f).lines() {
-        let line = line.map_err(|e| e.to_string())?;
+        let line = line.map_err(|e| KernelError::Output(format!("{}: {e}", log.display())))?;
         if !line.starts_with("Trace ") {
             continue;
         }
@@ -173,7 +177,7 @@ pub fn count(
     extents: &[i64],
     lanes: Option<u32>,
     halide: Option<&Halide>,
-) -> Result<BenchResult, String> {
+) -> Result<BenchResult, KernelError> {
     let target = &*backend.target;
     for (tool, pkg) in [("llvm-objdump-19", "llvm-19"), ("llvm-mca-19", "llvm-19")] {
         require(tool, pkg)?;
@@ -191,10 +195,10 @@ pub fn count(
     let halide_ok = match text.split_whitespace().collect::<Vec<_>>()[..] {
         ["ok", h] => h == "1",
         _ => {
-            return Err(format!(
-                "{}: harrow's output differs from the scalar C at {:?}",
-                k.name, extents
-            ));
+            return Err(KernelError::Differs {
+                kernel: k.name.clone(),
+                extents: extents.to_vec(),
+            });
         }
     };
     let none = trace(target, &exe, 0, &input)?;

@@ -19,6 +19,64 @@ use crate::lower::Backend;
 use crate::types::Elem;
 use crate::util::rng::SplitMix64;
 
+/// Why a kernel could not be run or measured.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    /// The size given has another number of dimensions than the output.
+    #[error("the output has {expected} dimension(s) but the size gives {got}")]
+    Extents {
+        /// The output's dimensions.
+        expected: usize,
+        /// The size's.
+        got: usize,
+    },
+    /// This machine cannot run the target's code (it is still compiled and selected).
+    #[error("{0}")]
+    CannotRunHere(String),
+    /// Building or running a program failed (not a crash).
+    #[error("{0}")]
+    Tool(#[from] ToolError),
+    /// The program crashed.
+    #[error("{0}\n(a crash here usually means a read outside the input footprint)")]
+    Crashed(ToolError),
+    /// The reference interpreter failed on a data set.
+    #[error("the reference failed on `{case}`: {message}")]
+    Reference {
+        /// The data set.
+        case: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// harrow's output differs from the baseline's at the benchmark extents.
+    #[error("{kernel}: harrow's output differs from the scalar C at {extents:?}")]
+    Differs {
+        /// The kernel.
+        kernel: String,
+        /// The extents.
+        extents: Vec<i64>,
+    },
+    /// An output differs from the reference interpreter's.
+    #[error("{kernel}: {what}")]
+    Wrong {
+        /// The kernel.
+        kernel: String,
+        /// Where and how.
+        what: String,
+    },
+    /// The program printed what the harness cannot read.
+    #[error("{0}")]
+    Output(String),
+    /// The Halide baseline could not be built.
+    #[error("{0}")]
+    Halide(String),
+}
+
+impl From<KernelError> for String {
+    fn from(e: KernelError) -> String {
+        e.to_string()
+    }
+}
+
 /// A kernel compiled to one C file holding the vector function `hv_kernel`, the scalar
 /// baseline `hv_scalar`, and the facts a harness needs.
 pub struct Build {
@@ -202,7 +260,7 @@ pub fn compile_program(
     dir: &Path,
     name: &str,
     halide: Option<&HalideBuild>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, KernelError> {
     compile_program_with(target, c, dir, name, halide, None)
 }
 
@@ -215,7 +273,7 @@ pub fn compile_program_with(
     name: &str,
     halide: Option<&HalideBuild>,
     baseline: Option<&str>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, KernelError> {
     let src = write_file(dir, &format!("{name}.c"), c)?;
     let exe = dir.join(name);
     let mut build = Compile::new(target, Purpose::Kernel).arg(&src);
@@ -392,16 +450,17 @@ pub(crate) fn run_with_stdin(
     exe: &Path,
     args: &[&str],
     stdin: &[u8],
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, KernelError> {
     crate::isa::toolchain::run(target, exe, args, stdin).map_err(with_crash_hint)
 }
 
-/// A failed kernel program's message; a crash gets the hint of its usual cause.
-pub(crate) fn with_crash_hint(e: ToolError) -> String {
+/// A failed kernel program's error: a crash is told apart (its usual cause is a read
+/// outside the footprint).
+pub(crate) fn with_crash_hint(e: ToolError) -> KernelError {
     if e.is_crash() {
-        format!("{e}\n(a crash here usually means a read outside the input footprint)")
+        KernelError::Crashed(e)
     } else {
-        e.to_string()
+        KernelError::Tool(e)
     }
 }
 
@@ -413,16 +472,15 @@ pub fn run(
     extents: &[i64],
     lanes: Option<u32>,
     seed: u64,
-) -> Result<RunReport, String> {
+) -> Result<RunReport, KernelError> {
     if extents.len() != k.out_vars.len() {
-        return Err(format!(
-            "the output has {} dimension(s) but the size gives {}",
-            k.out_vars.len(),
-            extents.len()
-        ));
+        return Err(KernelError::Extents {
+            expected: k.out_vars.len(),
+            got: extents.len(),
+        });
     }
     if let Some(why) = backend.target.cannot_run_here() {
-        return Err(why);
+        return Err(KernelError::CannotRunHere(why));
     }
     let b = build(k, backend, lanes);
     run_c(k, backend, &b.c, b.lanes, extents, seed)
@@ -437,7 +495,7 @@ pub fn run_c(
     lanes: u32,
     extents: &[i64],
     seed: u64,
-) -> Result<RunReport, String> {
+) -> Result<RunReport, KernelError> {
     let target = &*backend.target;
     let mut c = c_text.to_string();
     c.push_str(&main_c(k, target, false));
@@ -450,8 +508,11 @@ pub fn run_c(
     for case in &cases {
         let fp = reference::footprint(k, &case.setup);
         push_case(k, case, &fp, &mut input);
-        let r = reference::run(k, &case.inputs, &case.setup)
-            .map_err(|e| format!("the reference failed on `{}`: {}", case.name, e.0))?;
+        let r =
+            reference::run(k, &case.inputs, &case.setup).map_err(|e| KernelError::Reference {
+                case: case.name.clone(),
+                message: e.0,
+            })?;
         expected.push(r);
     }
     let out = run_with_stdin(target, &exe, &[], &input)?;
@@ -463,7 +524,7 @@ pub fn run_c(
         for who in ["harrow", "scalar C"] {
             let n = exp.data.len();
             let Some(bytes) = out.get(pos..pos + n * w) else {
-                return Err("the program's output is short".into());
+                return Err(KernelError::Output("the program's output is short".into()));
             };
             pos += n * w;
             for (i, want) in exp.data.iter().enumerate() {
@@ -584,12 +645,14 @@ pub(crate) fn bench_program(
     lanes: Option<u32>,
     halide: Option<&Halide>,
     tag: &str,
-) -> Result<BenchProgram, String> {
+) -> Result<BenchProgram, KernelError> {
     let b = build(k, backend, lanes);
     let target = &*backend.target;
     let dir = scratch(tag);
     let hb = match halide {
-        Some(h) => h.build(&k.name, target.spec(), b.lanes, &dir)?,
+        Some(h) => h
+            .build(&k.name, target.spec(), b.lanes, &dir)
+            .map_err(KernelError::Halide)?,
         None => None,
     };
     // The baseline is clang at -O3 (LLVM alone). Where harrow's code is built at another
@@ -637,10 +700,10 @@ pub fn bench(
     extents: &[i64],
     lanes: Option<u32>,
     halide: Option<&Halide>,
-) -> Result<BenchResult, String> {
+) -> Result<BenchResult, KernelError> {
     let target = &*backend.target;
     if let Some(why) = target.cannot_run_here() {
-        return Err(why);
+        return Err(KernelError::CannotRunHere(why));
     }
     let BenchProgram {
         build: b,
@@ -654,15 +717,15 @@ pub fn bench(
     let text = String::from_utf8_lossy(&out);
     let f: Vec<&str> = text.split_whitespace().collect();
     if f.first() == Some(&"mismatch") {
-        return Err(format!(
-            "{}: harrow's output differs from the scalar C at {:?}",
-            k.name, extents
-        ));
+        return Err(KernelError::Differs {
+            kernel: k.name.clone(),
+            extents: extents.to_vec(),
+        });
     }
-    let num = |i: usize| -> Result<f64, String> {
+    let num = |i: usize| -> Result<f64, KernelError> {
         f.get(i)
             .and_then(|s| s.parse().ok())
-            .ok_or_else(|| format!("unexpected benchmark output: {text}"))
+            .ok_or_else(|| KernelError::Output(format!("unexpected benchmark output: {text}")))
     };
     // Times come whole, with the element count: dividing in C needs a double division,
     // which freestanding Hexagon programs lack.

@@ -48,21 +48,49 @@ pub struct Registration {
 /// Every target harrow compiles for, in the order the command line lists them.
 pub static REGISTRY: &[Registration] = &[x86::AVX2, x86::AVX512, arm::NEON, hvx::HVX, riscv_v::RVV];
 
+/// Why a target or family could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// No target has the name.
+    #[error("unknown target `{name}`; expected one of: {}", expected.join(", "))]
+    Unknown {
+        /// The name asked for.
+        name: String,
+        /// The names there are.
+        expected: Vec<&'static str>,
+    },
+    /// No family has the name.
+    #[error("unknown target family `{name}`; expected one of: {}", expected.join(", "))]
+    UnknownFamily {
+        /// The name asked for.
+        name: String,
+        /// The families there are.
+        expected: Vec<&'static str>,
+    },
+    /// A description or rule file (built in, or given) has an error: where, and what.
+    #[error("{0}")]
+    Rules(Box<Diag>),
+}
+
+impl From<Diag> for TargetError {
+    fn from(d: Diag) -> Self {
+        TargetError::Rules(Box::new(d))
+    }
+}
+
 /// The names accepted by `--target`.
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|r| r.spec.name).collect()
 }
 
 /// The registry entry of a target name.
-pub fn lookup(name: &str) -> Result<&'static Registration, String> {
+pub fn lookup(name: &str) -> Result<&'static Registration, TargetError> {
     REGISTRY
         .iter()
         .find(|r| r.spec.name == name)
-        .ok_or_else(|| {
-            format!(
-                "unknown target `{name}`; expected one of: {}",
-                names().join(", ")
-            )
+        .ok_or_else(|| TargetError::Unknown {
+            name: name.to_string(),
+            expected: names(),
         })
 }
 
@@ -101,15 +129,15 @@ fn build(reg: &Registration, extra: &[Arc<Source>]) -> Result<Backend, Diag> {
 }
 
 /// Builds the backend for a target name, with extra rule files.
-pub fn backend_with(name: &str, extra: &[Arc<Source>]) -> Result<Backend, String> {
-    build(lookup(name)?, extra).map_err(|d| d.to_string())
+pub fn backend_with(name: &str, extra: &[Arc<Source>]) -> Result<Backend, TargetError> {
+    Ok(build(lookup(name)?, extra)?)
 }
 
 static BACKENDS: LazyLock<Mutex<HashMap<String, Arc<Backend>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// The backend for a target name with the built-in rules (built once per process).
-pub fn backend(name: &str) -> Result<Arc<Backend>, String> {
+pub fn backend(name: &str) -> Result<Arc<Backend>, TargetError> {
     let mut m = BACKENDS.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(b) = m.get(name) {
         return Ok(b.clone());
@@ -120,16 +148,13 @@ pub fn backend(name: &str) -> Result<Arc<Backend>, String> {
 }
 
 /// The family of a name (`x86`), for `harrow verify --target`.
-pub fn family(name: &str) -> Result<&'static Family, String> {
+pub fn family(name: &str) -> Result<&'static Family, TargetError> {
     families()
         .into_iter()
         .find(|f| f.name == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = families().iter().map(|f| f.name).collect();
-            format!(
-                "unknown target family `{name}`; expected one of: {}",
-                names.join(", ")
-            )
+        .ok_or_else(|| TargetError::UnknownFamily {
+            name: name.to_string(),
+            expected: families().iter().map(|f| f.name).collect(),
         })
 }
 
@@ -163,11 +188,11 @@ mod tests {
             assert!(std::ptr::eq(t.spec(), r.spec), "{}", r.spec.name);
             assert_eq!(r.spec.family, r.family.name, "{}", r.spec.name);
         }
+        let err = lookup("z80").err().unwrap();
+        assert!(matches!(&err, TargetError::Unknown { name, .. } if name == "z80"));
         assert!(
-            lookup("z80")
-                .err()
-                .unwrap()
-                .contains("unknown target `z80`")
+            err.to_string()
+                .contains("unknown target `z80`; expected one of: x86-avx2")
         );
     }
 }
