@@ -17,6 +17,9 @@ use crate::ir::{Expr, Op};
 use crate::types::Type;
 use crate::util::rng::SplitMix64;
 
+/// The fixed C of the check program (a template).
+const MAIN_TEMPLATE: &str = include_str!("hwcheck_main.c");
+
 /// One mismatch between a description and the machine.
 #[derive(Clone, Debug)]
 pub struct Mismatch {
@@ -105,7 +108,6 @@ pub fn check(
 ) -> Result<Report, String> {
     let mut rng = SplitMix64::new(seed);
     let mut c = target.c_header();
-    c.push_str("#include <stdio.h>\n\nstatic void dump(const char *tag, const void *p, int n) {\n  static const char hex[] = \"0123456789abcdef\";\n  const unsigned char *b = (const unsigned char *)p;\n  char line[1024];\n  for (int i = 0; i < n; i++) { line[2 * i] = hex[b[i] >> 4]; line[2 * i + 1] = hex[b[i] & 15]; }\n  line[2 * n] = 0;\n  printf(\"%s %s\\n\", tag, line);\n}\n\n");
     // Expected results keyed by tag.
     let mut expected: Vec<Call> = Vec::new();
     let mut data: Vec<u8> = Vec::new();
@@ -225,19 +227,18 @@ pub fn check(
         }
         body.push_str("}\n");
     }
-    // The operands come on standard input: compiled in, tens of megabytes of initializer
-    // take clang minutes.
-    let _ = writeln!(
-        c,
-        "#include <stdlib.h>\nstatic const unsigned char *DATA;\nstatic void read_data(void) {{\n  size_t n = {};\n  unsigned char *d = malloc(n), *p = d;\n  while (n) {{ size_t r = fread(p, 1, n, stdin); if (!r) exit(3); p += r; n -= r; }}\n  DATA = d;\n}}\n",
-        data.len().max(1)
-    );
-    c.push_str(&body);
-    c.push_str("\nint main(void) {\n  read_data();\n");
-    for ii in 0..instrs.len() {
-        let _ = writeln!(c, "  t{ii}();");
-    }
-    c.push_str("  return 0;\n}\n");
+    let calls: String = (0..instrs.len())
+        .map(|ii| format!("  t{ii}();\n"))
+        .collect();
+    c.push_str(&crate::util::ctemplate::fill(
+        "hwcheck_main.c",
+        MAIN_TEMPLATE,
+        &[
+            ("DATA_BYTES", &data.len().max(1).to_string()),
+            ("TESTS", &body),
+            ("CALLS", &calls),
+        ],
+    ));
 
     let cfile = write_file(workdir, "isa_check.c", &c)?;
     let exe = workdir.join("isa_check");

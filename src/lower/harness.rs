@@ -18,6 +18,9 @@ use crate::isa::toolchain::{self, Compile, Output, write_file};
 use crate::types::{Elem, Type};
 use crate::util::rng::{SplitMix64, edge_cases};
 
+/// The fixed C of a batch program (a template).
+const CASES_MAIN: &str = include_str!("cases_main.c");
+
 /// The outcome of one case.
 #[derive(Clone, Debug)]
 pub struct CaseResult {
@@ -134,14 +137,9 @@ pub fn run_cases(
     let mut c = String::new();
     c.push_str(&target.c_header());
     c.push_str(super::emit::PRELUDE);
-    c.push_str("#include <stdio.h>\n#include <stdlib.h>\n");
-    // One small runner per case keeps every function small: a `main` with thousands of
-    // calls takes clang minutes (and crashes its Hexagon backend).
-    let mut runners =
-        String::from("static unsigned char out[1 << 16] __attribute__((aligned(128)));\n");
-    let mut main = String::from(
-        "int main(void) {\n  size_t cap = 1 << 20, len = 0; unsigned char *in = malloc(cap);\n  for (size_t r; (r = fread(in + len, 1, cap - len, stdin)) > 0;) { len += r; if (len == cap) in = realloc(in, cap *= 2); }\n",
-    );
+    // Each case's runner (one small function per case, see `cases_main.c`) and its call.
+    let mut runners = String::new();
+    let mut main = String::new();
     let mut input: Vec<u8> = Vec::new();
     // Per case and trial: the environment for the interpreter.
     let mut envs: Vec<Vec<Env>> = Vec::new();
@@ -209,9 +207,11 @@ pub fn run_cases(
         runners.push_str("}\n");
         envs.push(case_envs);
     }
-    main.push_str("  return 0;\n}\n");
-    c.push_str(&runners);
-    c.push_str(&main);
+    c.push_str(&crate::util::ctemplate::fill(
+        "cases_main.c",
+        CASES_MAIN,
+        &[("RUNNERS", &runners), ("CALLS", &main)],
+    ));
 
     let cfile = write_file(workdir, "cases.c", &c)?;
     let exe = workdir.join("cases");
