@@ -30,8 +30,28 @@ struct Rdom {
     span: Range<usize>,
 }
 
-/// Parses and elaborates a kernel file.
+/// Parses and elaborates a kernel file: its declarations, then the output's body with
+/// definitions inlined, reductions unrolled or made loops, and buffer reads as variables.
 pub fn parse(src: &Arc<Source>) -> Result<Kernel, Diag> {
+    let d = declarations(src)?;
+    kernel_of(src, d)
+}
+
+/// The declarations of a kernel file, in order, each name declared once.
+struct Declarations {
+    name: Option<String>,
+    inputs: Vec<Input>,
+    params: Vec<Param>,
+    rdoms: HashMap<String, Rdom>,
+    defs: HashMap<String, Def>,
+    /// The output: name, variables, element type and body.
+    output: (String, Vec<String>, Elem, Ast),
+    /// The `bench` extents and where they are written.
+    bench: Option<(Vec<i64>, Range<usize>)>,
+}
+
+/// Reads every declaration line of a kernel file (the first phase of [`parse`]).
+fn declarations(src: &Arc<Source>) -> Result<Declarations, Diag> {
     let toks = lex(src)?;
     let mut p = Parser::new(src, &toks);
     p.set_skip_newlines(false);
@@ -92,93 +112,12 @@ pub fn parse(src: &Arc<Source>) -> Result<Kernel, Diag> {
             "param" => {
                 let (n, span) = p.ident()?;
                 declare(&n, &span)?;
-                p.expect(":")?;
-                let elem = elem_type(&mut p)?;
-                let full = (
-                    elem.min_value().max(i64::MIN as i128) as i64,
-                    elem.max_value().unwrap_or(1).min(i64::MAX as i128) as i64,
-                );
-                let mut default = None;
-                let mut range = None;
-                if p.eat("=") {
-                    default = Some(int(&mut p)?);
-                }
-                if p.eat_ident("in") {
-                    let lo = int(&mut p)?;
-                    p.expect(".")?;
-                    p.expect(".")?;
-                    let hi = int(&mut p)?;
-                    if hi < lo {
-                        return Err(Diag::new(src, span, "the range is empty"));
-                    }
-                    range = Some((lo, hi));
-                }
-                let range = range.unwrap_or(full);
-                for (what, v) in [("default", default), ("lower end", Some(range.0))] {
-                    if let Some(v) = v
-                        && (v < full.0 || v > full.1)
-                    {
-                        return Err(Diag::new(
-                            src,
-                            span.clone(),
-                            format!("the {what} {v} does not fit in {elem}"),
-                        ));
-                    }
-                }
-                params.push(Param {
-                    name: n,
-                    elem,
-                    default: default.unwrap_or(range.0.max(0).min(range.1)),
-                    range,
-                    is_extent: false,
-                });
+                params.push(param_decl(&mut p, src, n, span)?);
             }
             "rdom" => {
                 let (n, span) = p.ident()?;
                 declare(&n, &span)?;
-                p.expect("=")?;
-                let mut dims = Vec::new();
-                loop {
-                    let lo = int(&mut p)?;
-                    p.expect(".")?;
-                    p.expect(".")?;
-                    let t = p.peek().clone();
-                    let hi = match &t.tok {
-                        Tok::Ident(pn) => {
-                            p.bump();
-                            let Some(pp) = params.iter_mut().find(|q| &q.name == pn) else {
-                                return Err(p.error(&t, "expected a constant or a declared param"));
-                            };
-                            if !pp.elem.is_int() || pp.elem.bits() > 32 {
-                                return Err(Diag::new(
-                                    src,
-                                    t.span.clone(),
-                                    "an extent parameter must be an integer of at most 32 bits",
-                                ));
-                            }
-                            pp.is_extent = true;
-                            Bound::Param(pn.clone())
-                        }
-                        _ => {
-                            let hi = int(&mut p)?;
-                            if hi < lo {
-                                return Err(Diag::new(src, t.span, "the domain is empty"));
-                            }
-                            Bound::Const(hi)
-                        }
-                    };
-                    dims.push((lo, hi));
-                    if !p.eat(",") {
-                        break;
-                    }
-                }
-                if dims.len() > 3 {
-                    return Err(Diag::new(
-                        src,
-                        span,
-                        "a reduction domain has at most 3 dimensions",
-                    ));
-                }
+                let dims = rdom_decl(&mut p, src, &mut params, &span)?;
                 rdoms.insert(n, Rdom { dims, span });
             }
             "bench" => {
@@ -235,13 +174,36 @@ pub fn parse(src: &Arc<Source>) -> Result<Kernel, Diag> {
             return Err(p.error(&t, "expected the end of the line"));
         }
     }
-    let Some((out_name, out_vars, out_elem, body)) = output else {
+    let Some(output) = output else {
         return Err(Diag::new(
             src,
             src.text.len()..src.text.len(),
             "the kernel has no `output` line",
         ));
     };
+    Ok(Declarations {
+        name,
+        inputs,
+        params,
+        rdoms,
+        defs,
+        output,
+        bench,
+    })
+}
+
+/// The kernel the declarations describe (the second phase of [`parse`]): the output's body
+/// inlined and elaborated, its type checked, the bench extents settled.
+fn kernel_of(src: &Arc<Source>, d: Declarations) -> Result<Kernel, Diag> {
+    let Declarations {
+        name,
+        inputs,
+        params,
+        rdoms,
+        defs,
+        output: (out_name, out_vars, out_elem, body),
+        bench,
+    } = d;
     let mut cx = Inliner {
         src,
         inputs: &inputs,
@@ -313,6 +275,109 @@ pub fn parse(src: &Arc<Source>) -> Result<Kernel, Diag> {
     };
     check_vectorizable(&kernel, src, &body.span)?;
     Ok(kernel)
+}
+
+/// The rest of a `param NAME` line: `: type [= default] [in lo..hi]`.
+fn param_decl(
+    p: &mut Parser<'_>,
+    src: &Arc<Source>,
+    n: String,
+    span: Range<usize>,
+) -> Result<Param, Diag> {
+    p.expect(":")?;
+    let elem = elem_type(p)?;
+    let full = (
+        elem.min_value().max(i64::MIN as i128) as i64,
+        elem.max_value().unwrap_or(1).min(i64::MAX as i128) as i64,
+    );
+    let mut default = None;
+    let mut range = None;
+    if p.eat("=") {
+        default = Some(int(p)?);
+    }
+    if p.eat_ident("in") {
+        let lo = int(p)?;
+        p.expect(".")?;
+        p.expect(".")?;
+        let hi = int(p)?;
+        if hi < lo {
+            return Err(Diag::new(src, span, "the range is empty"));
+        }
+        range = Some((lo, hi));
+    }
+    let range = range.unwrap_or(full);
+    for (what, v) in [("default", default), ("lower end", Some(range.0))] {
+        if let Some(v) = v
+            && (v < full.0 || v > full.1)
+        {
+            return Err(Diag::new(
+                src,
+                span.clone(),
+                format!("the {what} {v} does not fit in {elem}"),
+            ));
+        }
+    }
+    Ok(Param {
+        name: n,
+        elem,
+        default: default.unwrap_or(range.0.max(0).min(range.1)),
+        range,
+        is_extent: false,
+    })
+}
+
+/// The rest of an `rdom NAME =` line: `lo..hi, ...` with constant or parameter bounds (a
+/// parameter bound marks the parameter an extent).
+fn rdom_decl(
+    p: &mut Parser<'_>,
+    src: &Arc<Source>,
+    params: &mut [Param],
+    span: &Range<usize>,
+) -> Result<Vec<(i64, Bound)>, Diag> {
+    p.expect("=")?;
+    let mut dims = Vec::new();
+    loop {
+        let lo = int(p)?;
+        p.expect(".")?;
+        p.expect(".")?;
+        let t = p.peek().clone();
+        let hi = match &t.tok {
+            Tok::Ident(pn) => {
+                p.bump();
+                let Some(pp) = params.iter_mut().find(|q| &q.name == pn) else {
+                    return Err(p.error(&t, "expected a constant or a declared param"));
+                };
+                if !pp.elem.is_int() || pp.elem.bits() > 32 {
+                    return Err(Diag::new(
+                        src,
+                        t.span.clone(),
+                        "an extent parameter must be an integer of at most 32 bits",
+                    ));
+                }
+                pp.is_extent = true;
+                Bound::Param(pn.clone())
+            }
+            _ => {
+                let hi = int(p)?;
+                if hi < lo {
+                    return Err(Diag::new(src, t.span, "the domain is empty"));
+                }
+                Bound::Const(hi)
+            }
+        };
+        dims.push((lo, hi));
+        if !p.eat(",") {
+            break;
+        }
+    }
+    if dims.len() > 3 {
+        return Err(Diag::new(
+            src,
+            span.clone(),
+            "a reduction domain has at most 3 dimensions",
+        ));
+    }
+    Ok(dims)
 }
 
 /// The innermost output variable may only move along dimension 0 of a buffer, with a
