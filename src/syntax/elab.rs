@@ -723,6 +723,101 @@ impl<'a> Elaborator<'a> {
         Err(d)
     }
 
+    /// A type name applied as a function: a cast (`uint16(x)`, `uint8x32(e)`).
+    fn cast_call(
+        &mut self,
+        name: &str,
+        name_span: &Range<usize>,
+        args: &[Ast],
+        annot: Option<Type>,
+        span: &Range<usize>,
+    ) -> Result<Val, Diag> {
+        let t = self.parse_type(name, name_span)?;
+        self.arity(name, args, 1, span)?;
+        let v = self.elab(&args[0])?;
+        let e = match v {
+            // In a rule, `U(c0)` and `U(1)` are constants of type U.
+            Val::Lit(..) | Val::Const(_) if self.opts.rule.is_some() => {
+                return Ok(Val::E(self.resolve(v, t)?));
+            }
+            Val::Lit(..) | Val::Const(_) => self.resolve(v, Type::INDEX)?,
+            Val::E(e) => e,
+        };
+        if self.opts.rule.is_some() && t.lanes == 1 && e.ty().elem == t.elem {
+            // Rule patterns are elaborated for every instantiation; a cast to the type
+            // the operand already has is no cast at all.
+            self.noop_casts += 1;
+            return Ok(Val::E(self.apply_annot(e, annot, span)?));
+        }
+        // A scalar type applied to a vector casts each lane (simd_op_check's `int16(v)`).
+        let t = if t.lanes == 1 {
+            t.with_lanes(e.ty().lanes)
+        } else {
+            t
+        };
+        let e = if e.ty().lanes == 1 && t.lanes > 1 {
+            e.broadcast(t.lanes)
+        } else {
+            e
+        };
+        // Written casts are kept even when they change nothing, so printing gives back
+        // exactly what was parsed.
+        let c = self.build(Op::Cast, Some(t), vec![e], span)?;
+        Ok(Val::E(self.apply_annot(c, annot, span)?))
+    }
+
+    /// `xN(e)`: `n` copies of e.
+    fn broadcast_call(
+        &mut self,
+        name: &str,
+        n: u32,
+        args: &[Ast],
+        annot: Option<Type>,
+        span: &Range<usize>,
+    ) -> Result<Val, Diag> {
+        self.arity(name, args, 1, span)?;
+        let v = self.elab(&args[0])?;
+        let e = self.resolve(v, Type::INDEX)?;
+        let lanes = e
+            .ty()
+            .lanes
+            .checked_mul(n)
+            .ok_or_else(|| self.err(span, "too many lanes"))?;
+        let b = self.build(Op::Broadcast, Some(e.ty().with_lanes(lanes)), vec![e], span)?;
+        Ok(Val::E(self.apply_annot(b, annot, span)?))
+    }
+
+    /// Halide's `clamp(x, lo, hi)`, which is `max(min(x, hi), lo)`.
+    fn clamp_call(
+        &mut self,
+        name: &str,
+        name_span: &Range<usize>,
+        args: &[Ast],
+        annot: Option<Type>,
+        span: &Range<usize>,
+    ) -> Result<Val, Diag> {
+        self.arity(name, args, 3, span)?;
+        let call = |n: &str, a: Vec<Ast>| Ast {
+            kind: AstKind::Call {
+                name: n.into(),
+                name_span: name_span.clone(),
+                angle: None,
+                args: a,
+            },
+            span: span.clone(),
+        };
+        let inner = call("min", vec![args[0].clone(), args[2].clone()]);
+        let outer = call("max", vec![inner, args[1].clone()]);
+        let v = self.elab(&outer)?;
+        match annot {
+            Some(_) => {
+                let e = self.resolve(v, Type::INDEX)?;
+                Ok(Val::E(self.apply_annot(e, annot, span)?))
+            }
+            None => Ok(v),
+        }
+    }
+
     fn call(
         &mut self,
         name: &str,
@@ -737,51 +832,11 @@ impl<'a> Elaborator<'a> {
                 || crate::types::type_var_of(name).is_some_and(|v| r.types.contains_key(v))
         });
         if is_type_var || looks_like_type_name(name) {
-            let t = self.parse_type(name, name_span)?;
-            self.arity(name, args, 1, span)?;
-            let v = self.elab(&args[0])?;
-            let e = match v {
-                // In a rule, `U(c0)` and `U(1)` are constants of type U.
-                Val::Lit(..) | Val::Const(_) if self.opts.rule.is_some() => {
-                    return Ok(Val::E(self.resolve(v, t)?));
-                }
-                Val::Lit(..) | Val::Const(_) => self.resolve(v, Type::INDEX)?,
-                Val::E(e) => e,
-            };
-            if self.opts.rule.is_some() && t.lanes == 1 && e.ty().elem == t.elem {
-                // Rule patterns are elaborated for every instantiation; a cast to the type
-                // the operand already has is no cast at all.
-                self.noop_casts += 1;
-                return Ok(Val::E(self.apply_annot(e, annot, span)?));
-            }
-            // A scalar type applied to a vector casts each lane (simd_op_check's `int16(v)`).
-            let t = if t.lanes == 1 {
-                t.with_lanes(e.ty().lanes)
-            } else {
-                t
-            };
-            let e = if e.ty().lanes == 1 && t.lanes > 1 {
-                e.broadcast(t.lanes)
-            } else {
-                e
-            };
-            // Written casts are kept even when they change nothing, so printing gives back
-            // exactly what was parsed.
-            let c = self.build(Op::Cast, Some(t), vec![e], span)?;
-            return Ok(Val::E(self.apply_annot(c, annot, span)?));
+            return self.cast_call(name, name_span, args, annot, span);
         }
         // `xN(e)`: N copies of e.
         if let Some(n) = broadcast_count(name) {
-            self.arity(name, args, 1, span)?;
-            let v = self.elab(&args[0])?;
-            let e = self.resolve(v, Type::INDEX)?;
-            let lanes = e
-                .ty()
-                .lanes
-                .checked_mul(n)
-                .ok_or_else(|| self.err(span, "too many lanes"))?;
-            let b = self.build(Op::Broadcast, Some(e.ty().with_lanes(lanes)), vec![e], span)?;
-            return Ok(Val::E(self.apply_annot(b, annot, span)?));
+            return self.broadcast_call(name, n, args, annot, span);
         }
         if let Some(table) = self.opts.instrs.clone()
             && let Some(cands) = table.get(name)
@@ -790,27 +845,7 @@ impl<'a> Elaborator<'a> {
             return Ok(Val::E(self.apply_annot(e, annot, span)?));
         }
         if name == "clamp" {
-            // Halide's `clamp(x, lo, hi)` is `max(min(x, hi), lo)`.
-            self.arity(name, args, 3, span)?;
-            let call = |n: &str, a: Vec<Ast>| Ast {
-                kind: AstKind::Call {
-                    name: n.into(),
-                    name_span: name_span.clone(),
-                    angle: None,
-                    args: a,
-                },
-                span: span.clone(),
-            };
-            let inner = call("min", vec![args[0].clone(), args[2].clone()]);
-            let outer = call("max", vec![inner, args[1].clone()]);
-            let v = self.elab(&outer)?;
-            return match annot {
-                Some(_) => {
-                    let e = self.resolve(v, Type::INDEX)?;
-                    Ok(Val::E(self.apply_annot(e, annot, span)?))
-                }
-                None => Ok(v),
-            };
+            return self.clamp_call(name, name_span, args, annot, span);
         }
         let e = match name {
             "cast" => {
