@@ -253,6 +253,18 @@ pub trait Target: Send + Sync {
     }
 }
 
+/// A C expression loading a value of the C type `ty` from the bytes at `ptr` (any
+/// alignment): a constant-size `__builtin_memcpy`, which compilers turn into one
+/// unaligned load.
+pub fn c_memcpy_load(ty: &str, ptr: &str) -> String {
+    format!("({{ {ty} v_; __builtin_memcpy(&v_, (const void *)({ptr}), sizeof v_); v_; }})")
+}
+
+/// A C statement storing `v`, of the C type `ty`, to the bytes at `ptr` (any alignment).
+pub fn c_memcpy_store(ty: &str, ptr: &str, v: &str) -> String {
+    format!("{{ {ty} v_ = {v}; __builtin_memcpy((void *)({ptr}), &v_, sizeof v_); }}")
+}
+
 /// Little-endian bytes of lanes (bool lanes as bits, as in a mask register).
 pub fn lanes_to_bytes(t: Type, lanes: &[u128]) -> Vec<u8> {
     if t.elem == Elem::Bool {

@@ -143,19 +143,9 @@ impl Strategy for Deinterleave {
         let mut halves = Vec::new();
         for odd in [false, true] {
             let memo = cx.memo(self.name(), odd as u8);
-            let args: Vec<Expr> = e
-                .args()
-                .iter()
-                .map(|a| {
-                    if a.ty().is_scalar() {
-                        a.clone()
-                    } else {
-                        parity_memo(a, odd, memo)
-                    }
-                })
-                .collect();
-            let ty = crate::ir::explicit_type(e).map(|_| t.with_lanes(h));
-            halves.push(Expr::build(e.op().clone(), ty, args).ok()?);
+            halves.push(super::lanes::rebuild_lanes(e, h, |a| {
+                parity_memo(a, odd, memo)
+            })?);
         }
         Expr::build(Op::Interleave, None, halves)
             .ok()

@@ -147,7 +147,7 @@ impl crate::isa::target::Target for Neon {
     fn c_load(&self, t: Type, ptr: &str) -> String {
         // memcpy of a register's bytes compiles to one unaligned `ldr`.
         let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
-        format!("({{ {ty} v_; __builtin_memcpy(&v_, (const void *)({ptr}), sizeof v_); v_; }})")
+        crate::isa::target::c_memcpy_load(&ty, ptr)
     }
 
     fn c_deinterleaving_load(
@@ -181,7 +181,7 @@ impl crate::isa::target::Target for Neon {
 
     fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {
         let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
-        format!("{{ {ty} v_ = {v}; __builtin_memcpy((void *)({ptr}), &v_, sizeof v_); }}")
+        crate::isa::target::c_memcpy_store(&ty, ptr, v)
     }
 
     fn is_branch(&self, instruction: &str) -> bool {

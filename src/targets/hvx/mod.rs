@@ -281,12 +281,12 @@ impl crate::isa::target::Target for Hvx {
         // A constant-size __builtin_memcpy is an unaligned vector load (vmemu), even when
         // freestanding.
         let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
-        format!("({{ {ty} v_; __builtin_memcpy(&v_, (const void *)({ptr}), sizeof v_); v_; }})")
+        crate::isa::target::c_memcpy_load(&ty, ptr)
     }
 
     fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {
         let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
-        format!("{{ {ty} v_ = {v}; __builtin_memcpy((void *)({ptr}), &v_, sizeof v_); }}")
+        crate::isa::target::c_memcpy_store(&ty, ptr, v)
     }
 
     fn compiler(&self) -> (String, Vec<String>) {

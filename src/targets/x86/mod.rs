@@ -226,9 +226,7 @@ impl crate::isa::target::Target for Variant {
     fn c_load(&self, t: Type, ptr: &str) -> String {
         if t.elem == Elem::Bool || t.lanes == 1 {
             let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
-            return format!(
-                "({{ {ty} v_; __builtin_memcpy(&v_, (const void *)({ptr}), sizeof v_); v_; }})"
-            );
+            return crate::isa::target::c_memcpy_load(&ty, ptr);
         }
         match t.total_bits() {
             128 => format!("_mm_loadu_si128((const __m128i *)({ptr}))"),
@@ -240,9 +238,7 @@ impl crate::isa::target::Target for Variant {
     fn c_store(&self, t: Type, ptr: &str, v: &str) -> String {
         if t.elem == Elem::Bool || t.lanes == 1 {
             let ty = self.c_type(t).unwrap_or_else(|| "uint64_t".into());
-            return format!(
-                "{{ {ty} v_ = {v}; __builtin_memcpy((void *)({ptr}), &v_, sizeof v_); }}"
-            );
+            return crate::isa::target::c_memcpy_store(&ty, ptr, v);
         }
         match t.total_bits() {
             128 => format!("_mm_storeu_si128((__m128i *)({ptr}), {v});"),
