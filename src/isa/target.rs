@@ -85,6 +85,39 @@ pub struct Toolchain {
 }
 
 impl Toolchain {
+    /// clang-19 with `flags`, its programs run natively.
+    pub const fn clang_native(flags: &'static [&'static str]) -> Toolchain {
+        Toolchain {
+            compiler: "clang-19",
+            compiler_package: "clang-19",
+            flags,
+            opt_overrides: &[],
+            runner: &[],
+            runner_package: "",
+            tracer: None,
+        }
+    }
+
+    /// clang-19 with `flags` (and `opt_overrides`), its programs run under the qemu
+    /// user-mode emulator `runner` (command and arguments) and counted with its exec trace:
+    /// one translation block per instruction (or packet), unchained, each logged when it
+    /// runs.
+    pub const fn clang_under_qemu(
+        flags: &'static [&'static str],
+        opt_overrides: &'static [(Purpose, &'static str)],
+        runner: &'static [&'static str],
+    ) -> Toolchain {
+        Toolchain {
+            compiler: "clang-19",
+            compiler_package: "clang-19",
+            flags,
+            opt_overrides,
+            runner,
+            runner_package: "qemu-user",
+            tracer: Some(&["-singlestep", "-d", "exec,nochain"]),
+        }
+    }
+
     /// The optimisation flag for programs built for `purpose`.
     pub fn opt_level(&self, purpose: Purpose) -> &'static str {
         if let Some((_, o)) = self.opt_overrides.iter().find(|(p, _)| *p == purpose) {

@@ -14,7 +14,7 @@ use super::halide::{Halide, HalideBuild};
 use super::reference::{self, Data, Setup};
 use super::{Kernel, codegen, scalar};
 use crate::isa::target::{Purpose, Target};
-use crate::isa::toolchain::{Compile, Output, ToolError, write_file};
+use crate::isa::toolchain::{Compile, Output, ToolError, scratch, write_file};
 use crate::lower::Backend;
 use crate::types::Elem;
 use crate::util::rng::SplitMix64;
@@ -243,11 +243,6 @@ fn main_c(k: &Kernel, target: &dyn Target, halide: bool) -> String {
 /// Halide's type code of an element type (`halide_type_int` 0, `halide_type_uint` 1).
 fn halide_type_code(e: Elem) -> u8 {
     if e.is_signed() { 0 } else { 1 }
-}
-
-/// A fresh scratch directory.
-pub fn scratch(tag: &str) -> PathBuf {
-    crate::isa::toolchain::scratch(tag)
 }
 
 /// The optimisation level of the scalar baseline (LLVM alone, as in the papers).

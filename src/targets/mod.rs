@@ -177,6 +177,45 @@ pub fn family_rules(family: &Family, extra: &[Arc<Source>]) -> Result<RuleSet, D
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::target::Purpose;
+
+    #[test]
+    fn toolchains_give_the_commands_and_levels_targets_need() {
+        let args = |c: std::process::Command| -> Vec<String> {
+            std::iter::once(c.get_program())
+                .chain(c.get_args())
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        let exe = std::path::Path::new("p");
+        let log = std::path::Path::new("l");
+        let arm = (lookup("arm-neon").unwrap().make)();
+        assert_eq!(
+            args(arm.run_command(exe)),
+            ["qemu-aarch64", "-cpu", "max", "p"]
+        );
+        assert_eq!(
+            args(arm.trace_command(exe, log).unwrap()),
+            [
+                "qemu-aarch64",
+                "-cpu",
+                "max",
+                "-singlestep",
+                "-d",
+                "exec,nochain",
+                "-D",
+                "l",
+                "p"
+            ]
+        );
+        let x86 = (lookup("x86-avx2").unwrap().make)();
+        assert_eq!(args(x86.run_command(exe)), ["p"]);
+        assert!(x86.trace_command(exe, log).is_none());
+        let hvx = (lookup("hvx").unwrap().make)();
+        assert_eq!(hvx.opt_level(Purpose::Kernel), "-O1");
+        assert_eq!(hvx.opt_level(Purpose::Baseline), "-O3");
+        assert_eq!(arm.opt_level(Purpose::Cases), "-O2");
+    }
 
     #[test]
     fn names_are_unique_and_specs_agree_with_their_targets() {

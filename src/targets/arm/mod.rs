@@ -62,16 +62,7 @@ pub static SPEC: TargetSpec = TargetSpec {
         // forms once it sees two are adjacent (32 bytes are `ldp q0, q1`).
         also_met_by: &[("ldr", "ldp"), ("str", "stp")],
     }),
-    toolchain: Toolchain {
-        compiler: "clang-19",
-        compiler_package: "clang-19",
-        flags: CLANG_FLAGS,
-        opt_overrides: &[],
-        runner: &["qemu-aarch64", "-cpu", "max"],
-        runner_package: "qemu-user",
-        // One translation block per instruction, unchained, each logged when it runs.
-        tracer: Some(&["-singlestep", "-d", "exec,nochain"]),
-    },
+    toolchain: Toolchain::clang_under_qemu(CLANG_FLAGS, &[], &["qemu-aarch64", "-cpu", "max"]),
 };
 
 /// The registry entry of `arm-neon`.

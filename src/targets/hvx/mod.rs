@@ -67,29 +67,23 @@ pub static SPEC: TargetSpec = TargetSpec {
         translation: None,
         also_met_by: &[],
     }),
-    toolchain: Toolchain {
-        compiler: "clang-19",
-        compiler_package: "clang-19",
-        flags: CLANG_FLAGS,
-        // clang-19's Hexagon backend takes minutes on big batches of generic 128-lane code
-        // at -O1 and above, and miscompiles some of it (a gather through an i32x128 index
-        // at -O2; a crash at -O1 in a 466-case batch). Batches check harrow's choices, which
-        // are intrinsic calls at any level, so they are built unoptimised. It also
-        // miscompiles harrow's 128-bit generic helpers once it optimises them (they stay
-        // unoptimised: `optnone` in the prelude), and at -O2 and -O3 also the `add`
-        // benchmark's vector code. At -O1 every kernel agrees with the interpreter;
-        // kernels (harrow's code and the harness) are built there.
-        opt_overrides: &[
-            (Purpose::Cases, "-O0"),
-            (Purpose::ConformanceAssembly, "-O0"),
-            (Purpose::Kernel, "-O1"),
-        ],
-        runner: &["qemu-hexagon"],
-        runner_package: "qemu-user",
-        // One line per executed packet.
-        tracer: Some(&["-singlestep", "-d", "exec,nochain"]),
-    },
+    toolchain: Toolchain::clang_under_qemu(CLANG_FLAGS, HEXAGON_OPT_LEVELS, &["qemu-hexagon"]),
 };
+
+/// Optimisation levels clang-19's Hexagon backend needs.
+/// clang-19's Hexagon backend takes minutes on big batches of generic 128-lane code
+/// at -O1 and above, and miscompiles some of it (a gather through an i32x128 index
+/// at -O2; a crash at -O1 in a 466-case batch). Batches check harrow's choices, which
+/// are intrinsic calls at any level, so they are built unoptimised. It also
+/// miscompiles harrow's 128-bit generic helpers once it optimises them (they stay
+/// unoptimised: `optnone` in the prelude), and at -O2 and -O3 also the `add`
+/// benchmark's vector code. At -O1 every kernel agrees with the interpreter;
+/// kernels (harrow's code and the harness) are built there.
+const HEXAGON_OPT_LEVELS: &[(Purpose, &str)] = &[
+    (Purpose::Cases, "-O0"),
+    (Purpose::ConformanceAssembly, "-O0"),
+    (Purpose::Kernel, "-O1"),
+];
 
 /// The registry entry of `hvx`.
 pub const HVX: Registration = Registration {

@@ -80,10 +80,8 @@ pub static SPEC: TargetSpec = TargetSpec {
         )),
         also_met_by: &[],
     }),
-    toolchain: Toolchain {
-        compiler: "clang-19",
-        compiler_package: "clang-19",
-        flags: &[
+    toolchain: Toolchain::clang_under_qemu(
+        &[
             "--target=riscv64-linux-gnu",
             "-march=rv64gcv",
             "-mrvv-vector-bits=128",
@@ -92,16 +90,14 @@ pub static SPEC: TargetSpec = TargetSpec {
         // The hardware check is one program calling thousands of intrinsics: clang-19's
         // RISC-V backend takes minutes on it once optimising, and the calls are the same
         // at any level.
-        opt_overrides: &[(Purpose::HardwareCheck, "-O0")],
+        &[(Purpose::HardwareCheck, "-O0")],
         // `vext_spec` stated, or qemu 7.2 prints a notice into the trace log.
-        runner: &[
+        &[
             "qemu-riscv64",
             "-cpu",
             "rv64,v=true,vlen=128,vext_spec=v1.0",
         ],
-        runner_package: "qemu-user",
-        tracer: Some(&["-singlestep", "-d", "exec,nochain"]),
-    },
+    ),
 };
 
 /// The registry entry of `riscv-v`.

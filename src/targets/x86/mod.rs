@@ -77,7 +77,7 @@ pub static AVX2_SPEC: TargetSpec = TargetSpec {
         translation: None,
         also_met_by: &[],
     }),
-    toolchain: native_toolchain(&["-march=x86-64-v3"]),
+    toolchain: Toolchain::clang_native(&["-march=x86-64-v3"]),
 };
 
 /// `x86-avx512`.
@@ -94,20 +94,8 @@ pub static AVX512_SPEC: TargetSpec = TargetSpec {
         translation: None,
         also_met_by: &[],
     }),
-    toolchain: native_toolchain(&["-march=x86-64-v4", "-mavx512vnni", "-mavx512vbmi"]),
+    toolchain: Toolchain::clang_native(&["-march=x86-64-v4", "-mavx512vnni", "-mavx512vbmi"]),
 };
-
-const fn native_toolchain(flags: &'static [&'static str]) -> Toolchain {
-    Toolchain {
-        compiler: "clang-19",
-        compiler_package: "clang-19",
-        flags,
-        opt_overrides: &[],
-        runner: &[],
-        runner_package: "",
-        tracer: None,
-    }
-}
 
 /// The registry entry of `x86-avx2`.
 pub const AVX2: Registration = Registration {
