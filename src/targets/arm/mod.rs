@@ -218,4 +218,11 @@ mod tests {
         assert_eq!(neon_type(t("i16x4")).as_deref(), Some("int16x4_t"));
         assert_eq!(neon_type(t("u16x16")), None);
     }
+
+    #[test]
+    fn branches_are_told_from_bit_selects() {
+        use crate::isa::target::Target;
+        assert!(Neon.is_branch("b.ne 0x400580") && Neon.is_branch("b 0x400580"));
+        assert!(!Neon.is_branch("bsl v0.16b, v1.16b, v2.16b") && !Neon.is_branch("bic v0.16b"));
+    }
 }
