@@ -137,10 +137,13 @@ pub fn definition(op: &Op, out: Type, args: &[Expr]) -> Expr {
             };
             saturating_cast_def(t.elem, &shifted)
         }
+        // The larger minus the smaller, wrapping: the exact difference lies in
+        // 0 .. 2^bits - 1, so its low bits are the unsigned result. Three operations every
+        // target has (a comparison and a select would be four, and x86 has no unsigned
+        // comparison).
         Op::Absd => {
             let b = &args[1];
-            let gt = bin(Op::Gt, a, b);
-            select(&gt, &bin(Op::Sub, a, b), &bin(Op::Sub, b, a)).cast(out.elem)
+            bin(Op::Sub, &bin(Op::Max, a, b), &bin(Op::Min, a, b)).cast(out.elem)
         }
         Op::Abs => {
             let zero = konst(t, 0);

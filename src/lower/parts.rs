@@ -64,17 +64,29 @@ pub fn shuffled(e: &Expr, idx: &[u32], memo: &mut HashMap<(usize, Vec<u32>), Exp
     out
 }
 
+/// How [`half_memo`] takes halves.
+#[derive(Clone, Copy, Debug)]
+pub struct HalfOptions {
+    /// The widest register in bits.
+    pub register_bits: u32,
+    /// Whether half of a strided slice of a load is the same slice of half the load
+    /// (targets with deinterleaving loads).
+    pub structured: bool,
+    /// Whether a lane-wise value that fits one register is computed once and sliced,
+    /// rather than rebuilt at half the lanes from halves of its operands.
+    pub keep_registers: bool,
+}
+
 /// The low or high half of `e` by lanes (memoized in `memo`, one per side), written
 /// without a slice where that is free:
 /// lane-wise nodes are rebuilt at half the lanes over the halves of their operands, so
 /// that rules see the same shapes at the narrower width.
-pub fn half_memo(
-    e: &Expr,
-    hi: bool,
-    register_bits: u32,
-    structured: bool,
-    memo: &mut IdMap<usize, Expr>,
-) -> Expr {
+pub fn half_memo(e: &Expr, hi: bool, how: HalfOptions, memo: &mut IdMap<usize, Expr>) -> Expr {
+    let HalfOptions {
+        register_bits,
+        structured,
+        keep_registers,
+    } = how;
     if let Some(h) = memo.get(&e.id()) {
         return h.clone();
     }
@@ -127,9 +139,23 @@ pub fn half_memo(
                     })
                     .unwrap_or_else(slice)
             }
+            // Keeping registers: a value that fits one register is computed once and its
+            // halves read from it (the low half is the register; high-half instructions
+            // such as `smlal2` read the other), rather than computed twice at half the
+            // lanes from halves of its operands: a widened byte row stays one `ushll`, not
+            // four. Rebuilding instead keeps the halves' sums of taps visible to the
+            // multiply-add builders (`pmaddwd` pairs); selection costs both.
+            _ if keep_registers
+                && lane_wise(e)
+                && t.total_bits() <= register_bits as u64
+                && e.args()
+                    .iter()
+                    .any(|a| !a.ty().is_scalar() && a.as_const().is_none()) =>
+            {
+                slice()
+            }
             _ if lane_wise(e) => {
-                rebuild_lanes(e, h, |a| half_memo(a, hi, register_bits, structured, memo))
-                    .unwrap_or_else(slice)
+                rebuild_lanes(e, h, |a| half_memo(a, hi, how, memo)).unwrap_or_else(slice)
             }
             _ => slice(),
         }

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::lanes::lane_wise;
-use super::parts::{half_memo, parity_memo, sunk_shuffle};
+use super::parts::{HalfOptions, half_memo, parity_memo, sunk_shuffle};
 use crate::ir::instr::InstrTable;
 use crate::ir::{Expr, Op};
 use crate::util::idhash::IdMap;
@@ -88,6 +88,7 @@ fn wide_lane_wise(e: &Expr, register_bits: u32) -> bool {
 /// Legalization: a lane-wise value wider than a register (or with a wider operand) is the
 /// concatenation of its two halves, each computed at half the lanes, down to halves of
 /// `min_bits`, so that every one-register rule applies to each half.
+#[derive(Clone, Copy, Debug)]
 pub struct SplitWide {
     /// The narrowest register worth splitting down to (Arm's 64-bit halves).
     pub min_bits: u32,
@@ -96,27 +97,64 @@ pub struct SplitWide {
     pub structured_loads: bool,
 }
 
+impl SplitWide {
+    /// The halves of `e`, with one-register operands kept whole when `keep_registers`.
+    fn split(
+        &self,
+        e: &Expr,
+        cx: &mut Context<'_>,
+        name: &'static str,
+        keep_registers: bool,
+    ) -> Option<Proposal> {
+        let t = e.ty();
+        if !wide_lane_wise(e, cx.register_bits) || t.total_bits() / 2 < self.min_bits as u64 {
+            return None;
+        }
+        let how = HalfOptions {
+            register_bits: cx.register_bits,
+            structured: self.structured_loads,
+            keep_registers,
+        };
+        let mut halves = Vec::new();
+        for hi in [false, true] {
+            let memo = cx.memo(name, hi as u8);
+            halves.push(super::lanes::rebuild_lanes(e, t.lanes / 2, |a| {
+                half_memo(a, hi, how, memo)
+            })?);
+        }
+        Expr::build(Op::Concat, None, halves)
+            .ok()
+            .map(Proposal::Select)
+    }
+}
+
 impl Strategy for SplitWide {
     fn name(&self) -> &'static str {
         "split wide values"
     }
 
     fn propose(&self, e: &Expr, cx: &mut Context<'_>) -> Option<Proposal> {
-        let t = e.ty();
-        if !wide_lane_wise(e, cx.register_bits) || t.total_bits() / 2 < self.min_bits as u64 {
-            return None;
-        }
-        let register_bits = cx.register_bits;
-        let mut halves = Vec::new();
-        for hi in [false, true] {
-            let memo = cx.memo(self.name(), hi as u8);
-            halves.push(super::lanes::rebuild_lanes(e, t.lanes / 2, |a| {
-                half_memo(a, hi, register_bits, self.structured_loads, memo)
-            })?);
-        }
-        Expr::build(Op::Concat, None, halves)
-            .ok()
-            .map(Proposal::Select)
+        self.split(e, cx, self.name(), false)
+    }
+
+    fn splits_wide_values(&self) -> bool {
+        true
+    }
+}
+
+/// [`SplitWide`], but operands that fit one register are computed once and sliced: a
+/// byte row widened with `ushll` feeds `smlal` and `smlal2` from one register instead of
+/// being widened per quarter. Which split is cheaper depends on what the halves feed
+/// (pairwise multiply-adds need the taps rebuilt), so selection is offered both.
+pub struct SplitWideKeepingRegisters(pub SplitWide);
+
+impl Strategy for SplitWideKeepingRegisters {
+    fn name(&self) -> &'static str {
+        "split wide values, registers kept whole"
+    }
+
+    fn propose(&self, e: &Expr, cx: &mut Context<'_>) -> Option<Proposal> {
+        self.0.split(e, cx, self.name(), true)
     }
 
     fn splits_wide_values(&self) -> bool {
@@ -189,7 +227,8 @@ impl Strategy for PairwiseMultiplyAdds {
 }
 
 /// The strategies every target has, around its own: `split` (when the target legalizes
-/// wide values by halves), `before` (layouts of its own, such as HVX's deinterleaving),
+/// wide values by halves; offered both ways, with one-register operands kept whole and
+/// rebuilt), `before` (layouts of its own, such as HVX's deinterleaving),
 /// shuffles sunk to the leaves, `own` (its multiply-add builders), then pairwise
 /// multiply-adds. The order only breaks ties between equally cheap forms.
 pub fn with_generic(
@@ -199,6 +238,7 @@ pub fn with_generic(
 ) -> Vec<Arc<dyn Strategy>> {
     let mut out: Vec<Arc<dyn Strategy>> = Vec::new();
     if let Some(s) = split {
+        out.push(Arc::new(SplitWideKeepingRegisters(s)));
         out.push(Arc::new(s));
     }
     out.extend(before);
