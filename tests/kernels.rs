@@ -468,3 +468,33 @@ fn mixed_width_matrix_products_accumulate_widening() {
     let b = kernel::harness::build(&k, &avx2, None);
     assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[300, 4]);
 }
+
+/// HVX kernels are built at -O1, where the scalar fallback for rows narrower than a vector
+/// is slower than the -O3 baseline: such rows take a variant at half the lanes, which is
+/// vector code too, and every row width runs correctly (the narrow path, the scalar path
+/// below it, and the full vectors).
+#[test]
+fn hvx_rows_narrower_than_a_vector_take_a_narrow_vector_variant() {
+    let text =
+        "input in0: u8[1]\noutput out(x): u8 = u8((u16(in0(x)) + u16(in0(x + 1)) * 3) >> 2)\n";
+    let k = kernel_of(text);
+    let hvx = harrow::targets::backend("hvx").unwrap();
+    let c = kernel::codegen::compile_best(&k, &hvx, None);
+    let narrow = kernel::codegen::narrow_variant(&k, &hvx, &c).expect("a narrow variant on HVX");
+    assert_eq!(narrow.lanes * 2, c.lanes);
+    let b = kernel::harness::build(&k, &hvx, None);
+    assert!(
+        b.c.contains(&format!("if (e0 >= {}) {{", narrow.lanes))
+            && b.c.contains("hv_kernel_narrow(out, in_in0, e0);"),
+        "rows narrower than a vector call the narrow variant:\n{}",
+        b.c
+    );
+    let n = i64::from(narrow.lanes);
+    for extent in [n / 2, n + 5, 2 * n + 7] {
+        assert_runs_correctly(&k, &hvx, &b.c, b.lanes, &[extent]);
+    }
+    // Targets that build kernels at the baseline's level keep the scalar fallback.
+    let arm = harrow::targets::backend("arm-neon").unwrap();
+    let c = kernel::codegen::compile_best(&k, &arm, None);
+    assert!(kernel::codegen::narrow_variant(&k, &arm, &c).is_none());
+}

@@ -465,6 +465,8 @@ fn uses_domain_var(k: &Kernel, outer: &[Affine]) -> bool {
 struct Emitter<'a> {
     k: &'a Kernel,
     c: &'a Compiled,
+    /// The call of the narrow variant that replaces the scalar fallback, if any.
+    narrow_call: Option<String>,
     target: &'a dyn crate::isa::target::Target,
     types: BTreeSet<Type>,
     out: String,
@@ -614,7 +616,8 @@ impl Emitter<'_> {
         self.line(ind, "}");
     }
 
-    /// Emits one row as vectors, with the scalar code for rows narrower than a vector.
+    /// Emits one row as vectors, with the scalar code (or the narrow variant's call) for
+    /// rows narrower than a vector.
     fn vector_row(&mut self, ind: usize) {
         let n = self.c.lanes;
         let pos = c_ident("p_", VEC_POS);
@@ -658,8 +661,34 @@ impl Emitter<'_> {
             self.line(ind + 4, "}");
         }
         self.line(ind, "} else {");
-        self.scalar_row(ind + 4);
+        match self.narrow_call.clone() {
+            Some(call) => {
+                self.line(ind + 4, &call);
+                self.line(ind + 4, "return;");
+            }
+            None => self.scalar_row(ind + 4),
+        }
         self.line(ind, "}");
+    }
+
+    /// Emits one row: the row pointers that depend only on output variables, then the
+    /// vectors (or, for a copy or a fill, the plain loop).
+    fn row(&mut self, ind: usize) {
+        for r in 0..self.c.rows.len() {
+            if !uses_domain_var(self.k, &self.c.rows[r].1) {
+                self.row_decl(ind, r);
+            }
+        }
+        if moves_data_only(self.c)
+            && self.target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3"
+        {
+            // A copy or a fill: clang recognises the plain loop as one `memcpy` or `memset`
+            // call, exactly as it does in the baseline. Vector code would not beat the C
+            // library, and clang turns its loops into several calls (one per loop).
+            self.scalar_row(ind);
+        } else {
+            self.vector_row(ind);
+        }
     }
 
     /// Emits the body computing and storing one vector at position `pos`.
@@ -716,17 +745,38 @@ impl Emitter<'_> {
     }
 }
 
-/// The vector C function of a compiled kernel, named `fname`, with the scalar fallback.
+/// The variant of `c` at half its lanes, for rows narrower than `c`'s vector, on targets
+/// whose kernels are built below the baseline's optimisation level (HVX, at -O1): there
+/// the scalar fallback for such rows is slower than the baseline itself (conv_nn's
+/// 32-channel rows under a 64-lane vector ran at 0.93x clang -O3; at 32 lanes, 3.3x).
+/// Elsewhere the fallback is the baseline's own code at the baseline's level.
+pub fn narrow_variant(k: &Kernel, backend: &Backend, c: &Compiled) -> Option<Compiled> {
+    let target = backend.target.as_ref();
+    if target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3" {
+        return None;
+    }
+    let lanes = legal_lanes(k, c.lanes / 2);
+    (lanes < c.lanes).then(|| compile(k, backend, lanes))
+}
+
+/// The vector C function of a compiled kernel, named `fname`, with the scalar fallback
+/// for rows narrower than a vector, or, when `narrow` names a function with the same
+/// parameters (a [`narrow_variant`]), a call of it instead: the row width is the same for
+/// every row of a call, so the first row hands the whole call over. A call in place of
+/// the fallback leaves the wide code as it was (inlined, the narrow code changed its
+/// register allocation; as a dispatcher in front, it cost every call five packets).
 /// Returns the typedefs and the function separately (typedefs go first in the file).
 pub fn function(
     k: &Kernel,
     c: &Compiled,
+    narrow: Option<&str>,
     target: &dyn crate::isa::target::Target,
     fname: &str,
 ) -> (String, String) {
     let mut em = Emitter {
         k,
         c,
+        narrow_call: narrow.map(|n| format!("{n}({});", scalar::call_args(k))),
         target,
         types: BTreeSet::new(),
         out: String::new(),
@@ -751,20 +801,7 @@ pub fn function(
         ind,
         &format!("{} *hv_out = out{out_off};", k.out_elem.c_name()),
     );
-    // Rows that only depend on output variables are set once per row.
-    for r in 0..c.rows.len() {
-        if !uses_domain_var(k, &c.rows[r].1) {
-            em.row_decl(ind, r);
-        }
-    }
-    if moves_data_only(c) && target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3" {
-        // A copy or a fill: clang recognises the plain loop as one `memcpy` or `memset`
-        // call, exactly as it does in the baseline. Vector code would not beat the C
-        // library, and clang turns its loops into several calls (one per loop).
-        em.scalar_row(ind);
-    } else {
-        em.vector_row(ind);
-    }
+    em.row(ind);
     for _ in 1..dims {
         ind -= 4;
         em.line(ind, "}");

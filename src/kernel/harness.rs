@@ -102,7 +102,23 @@ pub fn c_file(
 ) -> (String, u32, f64) {
     let target = &*backend.target;
     let compiled = codegen::compile_best(k, backend, lanes);
-    let (types, f) = codegen::function(k, &compiled, target, fname);
+    // Rows narrower than a vector, where the target's kernels are built below the
+    // baseline's level, call a narrower variant (a function of its own).
+    let narrow_name = format!("{fname}_narrow");
+    let narrow = codegen::narrow_variant(k, backend, &compiled)
+        .map(|n| codegen::function(k, &n, None, target, &narrow_name));
+    let (mut types, mut f) = codegen::function(
+        k,
+        &compiled,
+        narrow.as_ref().map(|_| narrow_name.as_str()),
+        target,
+        fname,
+    );
+    if let Some((narrow_types, narrow_f)) = narrow {
+        // Typedefs are guarded, so the narrow variant's may repeat the wide one's.
+        types.push_str(&narrow_types);
+        f = format!("static __attribute__((noinline)) {narrow_f}{f}");
+    }
     let mut s = String::new();
     let _ = writeln!(
         s,

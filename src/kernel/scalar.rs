@@ -61,6 +61,19 @@ pub fn signature(k: &Kernel, fname: &str) -> String {
     s
 }
 
+/// The arguments of a call passing on the parameters of [`signature`], in order.
+pub fn call_args(k: &Kernel) -> String {
+    let mut args = vec!["out".to_string()];
+    args.extend((1..k.out_vars.len()).map(|d| format!("out_s{d}")));
+    for inp in &k.inputs {
+        args.push(base_ptr(&inp.name));
+        args.extend((1..inp.dims).map(|d| stride(&inp.name, d)));
+    }
+    args.extend(k.params.iter().map(|p| c_ident("p_", &p.name)));
+    args.extend((0..k.out_vars.len()).map(|d| format!("e{d}")));
+    args.join(", ")
+}
+
 /// The C text of a domain bound.
 pub fn bound(b: &Bound) -> String {
     match b {
