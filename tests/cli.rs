@@ -521,3 +521,21 @@ fn closed_output_pipe_is_not_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
+
+#[test]
+fn kernel_widths_below_a_register_or_not_a_power_of_two_are_refused() {
+    let add = concat!(env!("CARGO_MANIFEST_DIR"), "/benchmarks/add.hk");
+    for width in ["4", "24"] {
+        for cmd in ["compile", "run"] {
+            let (code, out, err) = harrow(&[cmd, add, "--target", "x86-avx2", "--width", width]);
+            assert_ne!(code, 0, "{cmd} --width {width}: {out}");
+            assert!(
+                err.contains(&format!("--width {width}: kernel `add`")) && err.contains("16 lanes"),
+                "{cmd} --width {width}: {err}"
+            );
+        }
+    }
+    let (code, out, err) = harrow(&["compile", add, "--target", "x86-avx2", "--width", "32"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("32 lanes per vector"), "{out}");
+}

@@ -96,6 +96,7 @@ pub fn compile(
     width: Option<u32>,
 ) -> Result<String, CliError> {
     let k = load(path)?;
+    harness::check_width(&k, width)?;
     match emit {
         "c" => Ok(harness::c_file(&k, be, width, name).0),
         "scalar-c" => Ok(harness::scalar_file(&k, name)),
@@ -147,6 +148,7 @@ pub fn explain(
     width: Option<u32>,
 ) -> Result<String, CliError> {
     let k = load(path)?;
+    harness::check_width(&k, width)?;
     let c = kernel::codegen::compile_best(&k, be, width);
     let mut s = String::new();
     for st in &c.steps {

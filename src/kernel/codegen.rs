@@ -755,8 +755,10 @@ pub fn narrow_variant(k: &Kernel, backend: &Backend, c: &Compiled) -> Option<Com
     if target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3" {
         return None;
     }
+    // The same search over bodies as any width (`--width` at half the lanes gives this
+    // code), not just the kernel as written.
     let lanes = legal_lanes(k, c.lanes / 2);
-    (lanes < c.lanes).then(|| compile(k, backend, lanes))
+    (lanes < c.lanes).then(|| compile_best(k, backend, Some(lanes)))
 }
 
 /// The vector C function of a compiled kernel, named `fname`, with the scalar fallback

@@ -30,6 +30,18 @@ pub enum KernelError {
         /// The size's.
         got: usize,
     },
+    /// A requested vector width harrow cannot compile the kernel at.
+    #[error(
+        "--width {requested}: kernel `{kernel}` is compiled at a power of two of at least {min} lanes (one 128-bit register of its output, which selection works on)"
+    )]
+    Width {
+        /// The kernel.
+        kernel: String,
+        /// The width asked for.
+        requested: u32,
+        /// The narrowest width it compiles at.
+        min: u32,
+    },
     /// This machine cannot run the target's code (it is still compiled and selected).
     #[error("{0}")]
     CannotRunHere(String),
@@ -91,6 +103,20 @@ pub struct Build {
     pub compile_time: std::time::Duration,
     /// Estimated cost per vector.
     pub cost: f64,
+}
+
+/// Refuses a requested width that [`codegen::legal_lanes`] would change (below one
+/// 128-bit register of output, or not a power of two), rather than silently compiling at
+/// another one.
+pub fn check_width(k: &Kernel, lanes: Option<u32>) -> Result<(), KernelError> {
+    match lanes {
+        Some(w) if codegen::legal_lanes(k, w) != w => Err(KernelError::Width {
+            kernel: k.name.clone(),
+            requested: w,
+            min: codegen::legal_lanes(k, 1),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// The C file of a kernel for a target: the vector function named `fname`.
@@ -484,6 +510,7 @@ pub fn run(
     lanes: Option<u32>,
     seed: u64,
 ) -> Result<RunReport, KernelError> {
+    check_width(k, lanes)?;
     if extents.len() != k.out_vars.len() {
         return Err(KernelError::Extents {
             expected: k.out_vars.len(),

@@ -225,26 +225,39 @@ impl crate::isa::target::Target for Hvx {
                 "{{ HVX_Vector t_ = hv_vload_part({src}, {bytes}); __builtin_memcpy(&{dst}, &t_, {bytes}); }}"
             ));
         }
-        // Whole registers with unaligned loads, and a last part of a register (a strided
-        // window of three registers' lanes at 64 lanes, 192 bytes) like the short loads
-        // above: the library copy reads exactly these bytes too, but byte by byte (192
-        // packets for a stride-3 window, which made such kernels half clang's speed).
-        let mut parts: Vec<String> = (0..bytes / 128)
-            .map(|k| {
-                format!(
-                    "{{ HVX_Vector t_ = hv_vmemu((const char *)({src}) + {o}); __builtin_memcpy((char *)&{dst} + {o}, &t_, 128); }}",
-                    o = 128 * k
-                )
-            })
-            .collect();
-        let rest = bytes % 128;
-        if rest > 0 {
-            parts.push(format!(
-                "{{ HVX_Vector t_ = hv_vload_part((const char *)({src}) + {o}, {rest}); __builtin_memcpy((char *)&{dst} + {o}, &t_, {rest}); }}",
-                o = bytes - rest
-            ));
+        if bytes.is_multiple_of(128) {
+            let parts: Vec<String> = (0..bytes / 128)
+                .map(|k| {
+                    format!(
+                        "{{ HVX_Vector t_ = hv_vmemu((const char *)({src}) + {o}); __builtin_memcpy((char *)&{dst} + {o}, &t_, 128); }}",
+                        o = 128 * k
+                    )
+                })
+                .collect();
+            return Some(parts.join(" "));
         }
-        Some(parts.join(" "))
+        // Not a whole number of registers (a stride-3 window of 64 lanes, 192 bytes):
+        // whole registers and a last part of one, like the short loads above, stored to
+        // an aligned buffer and copied out. The library copy reads exactly these bytes
+        // too, but byte by byte (192 packets for such a window: half clang's speed);
+        // copying the registers straight into the odd-sized vector makes clang-19's
+        // Hexagon backend fail to select an extract.
+        let n = bytes.div_ceil(128);
+        let mut s = format!("{{ HVX_Vector t_[{n}];");
+        for k in 0..n {
+            let o = 128 * k;
+            let part = if o + 128 <= bytes {
+                format!(" t_[{k}] = hv_vmemu((const char *)({src}) + {o});")
+            } else {
+                format!(
+                    " t_[{k}] = hv_vload_part((const char *)({src}) + {o}, {});",
+                    bytes - o
+                )
+            };
+            s.push_str(&part);
+        }
+        s.push_str(&format!(" __builtin_memcpy(&{dst}, t_, {bytes}); }}"));
+        Some(s)
     }
 
     fn chunk_by_narrowest(&self) -> bool {
