@@ -498,3 +498,25 @@ fn hvx_rows_narrower_than_a_vector_take_a_narrow_vector_variant() {
     let c = kernel::codegen::compile_best(&k, &arm, None);
     assert!(kernel::codegen::narrow_variant(&k, &arm, &c).is_none());
 }
+
+/// On HVX a stride-3 byte window of 64 lanes is 192 bytes, one and a half registers: it is
+/// loaded as a whole register and a part one through an aligned buffer (the C library's
+/// copy is a byte loop, and copying the registers straight into the odd-sized vector made
+/// clang-19's Hexagon backend fail), and it runs correctly, narrow rows included.
+#[test]
+fn hvx_windows_of_one_and_a_half_registers_load_by_registers() {
+    let text =
+        "input in0: u8[1]\noutput out(x): i32 = i32((u16(in0(3 * x + 2)) - u16(in0(3 * x + 0))))\n";
+    let k = kernel_of(text);
+    let hvx = harrow::targets::backend("hvx").unwrap();
+    let b = kernel::harness::build(&k, &hvx, None);
+    assert!(
+        b.c.contains("hv_vload_part(") && b.c.contains("HVX_Vector t_[2];"),
+        "a register and a part one:\n{}",
+        b.c
+    );
+    assert!(!b.c.contains(" memcpy(&"), "no library copy:\n{}", b.c);
+    for extent in [40, 100, 300] {
+        assert_runs_correctly(&k, &hvx, &b.c, b.lanes, &[extent]);
+    }
+}
