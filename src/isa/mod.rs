@@ -112,6 +112,12 @@ pub struct Isa {
 }
 
 impl Isa {
+    /// [`Isa::load`] of a target's built-in files, given as (name, text) pairs.
+    pub fn load_files(target: &str, files: &[(&str, &str)]) -> Result<Isa, Diag> {
+        let sources: Vec<Arc<Source>> = files.iter().map(|(n, t)| Source::new(*n, *t)).collect();
+        Isa::load(target, &sources)
+    }
+
     /// Loads description files for a target family.
     pub fn load(target: &str, sources: &[Arc<Source>]) -> Result<Isa, Diag> {
         let mut isa = Isa {

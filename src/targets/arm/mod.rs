@@ -8,7 +8,7 @@ pub mod dot;
 use std::sync::{Arc, LazyLock};
 
 use super::{Family, Registration};
-use crate::diag::{Diag, Source};
+use crate::diag::Diag;
 use crate::isa::Isa;
 use crate::isa::target::{OpCheckSuite, TargetSpec, Toolchain};
 use crate::lower::strategy::{self, SplitWide, Strategy};
@@ -188,10 +188,7 @@ impl crate::isa::target::Target for Neon {
     }
 }
 
-static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| {
-    let sources: Vec<Arc<Source>> = FILES.iter().map(|(n, t)| Source::new(*n, *t)).collect();
-    Isa::load("arm", &sources)
-});
+static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| Isa::load_files("arm", FILES));
 
 /// Every Arm Neon instruction description.
 pub fn all() -> Result<&'static Isa, Diag> {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock};
 
 use super::{Family, Registration};
-use crate::diag::{Diag, Source};
+use crate::diag::Diag;
 use crate::isa::Isa;
 use crate::isa::target::{OpCheckSuite, Purpose, TargetSpec, Toolchain};
 use crate::lower::strategy::{self, Deinterleave, SplitWide, Strategy};
@@ -364,10 +364,7 @@ char *halide_string_to_string(char *dst, char *end, const char *arg) {
 }
 "#;
 
-static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| {
-    let sources: Vec<Arc<Source>> = FILES.iter().map(|(n, t)| Source::new(*n, *t)).collect();
-    Isa::load("hvx", &sources)
-});
+static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| Isa::load_files("hvx", FILES));
 
 /// Every HVX instruction description.
 pub fn all() -> Result<&'static Isa, Diag> {

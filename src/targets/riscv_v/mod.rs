@@ -14,7 +14,7 @@
 use std::sync::{Arc, LazyLock};
 
 use super::{Family, Registration};
-use crate::diag::{Diag, Source};
+use crate::diag::Diag;
 use crate::isa::Isa;
 use crate::isa::target::{OpCheckSuite, Purpose, TargetSpec, Toolchain};
 use crate::lower::macc::MultiplyAccumulateChain;
@@ -263,10 +263,7 @@ impl crate::isa::target::Target for RiscvV {
     }
 }
 
-static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| {
-    let sources: Vec<Arc<Source>> = FILES.iter().map(|(n, t)| Source::new(*n, *t)).collect();
-    Isa::load("riscv", &sources)
-});
+static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| Isa::load_files("riscv", FILES));
 
 /// Every RISC-V Vector instruction description.
 pub fn all() -> Result<&'static Isa, Diag> {

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
 use super::{Family, Registration};
-use crate::diag::{Diag, Source};
+use crate::diag::Diag;
 use crate::isa::Isa;
 use crate::isa::target::{OpCheckSuite, TargetSpec, Toolchain};
 use crate::lower::strategy::{self, SplitWide, Strategy};
@@ -236,10 +236,7 @@ impl crate::isa::target::Target for Variant {
     }
 }
 
-static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| {
-    let sources: Vec<Arc<Source>> = FILES.iter().map(|(n, t)| Source::new(*n, *t)).collect();
-    Isa::load("x86", &sources)
-});
+static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| Isa::load_files("x86", FILES));
 
 /// Every x86 instruction description.
 pub fn all() -> Result<&'static Isa, Diag> {
