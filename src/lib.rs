@@ -9,6 +9,7 @@ pub mod bounds;
 pub mod cli;
 pub mod diag;
 pub mod fpir;
+pub mod frontends;
 pub mod interp;
 pub mod ir;
 pub mod isa;

@@ -42,6 +42,22 @@ pub enum KernelError {
         /// The narrowest width it compiles at.
         min: u32,
     },
+    /// The extents ask for more data than harrow will allocate.
+    #[error(
+        "size {extents:?} is too large for kernel `{kernel}`: its output and inputs would hold {elements} elements, more than the limit of {limit} (about {limit_gib} GiB as the reference interpreter stores them); give a smaller --size"
+    )]
+    TooLarge {
+        /// The kernel.
+        kernel: String,
+        /// The extents asked for.
+        extents: Vec<i64>,
+        /// Elements of output and input footprints together (saturated).
+        elements: u128,
+        /// [`MAX_ELEMENTS`].
+        limit: u64,
+        /// The limit in GiB of 16-byte reference elements.
+        limit_gib: u64,
+    },
     /// This machine cannot run the target's code (it is still compiled and selected).
     #[error("{0}")]
     CannotRunHere(String),
@@ -103,6 +119,49 @@ pub struct Build {
     pub compile_time: std::time::Duration,
     /// Estimated cost per vector.
     pub cost: f64,
+}
+
+/// The most elements (output and input footprints together) a run or benchmark may
+/// allocate: the reference interpreter holds each as 16 bytes, so this is 1 GiB there,
+/// and about 30 full-HD frames, far above any benchmark's extents.
+pub const MAX_ELEMENTS: u64 = 1 << 26;
+
+/// Refuses extents whose buffers would exceed [`MAX_ELEMENTS`], before anything is
+/// allocated (parameters at their defaults; the other data sets keep extent parameters
+/// small).
+pub fn check_size(k: &Kernel, extents: &[i64]) -> Result<(), KernelError> {
+    let setup = Setup {
+        params: k
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), p.default))
+            .collect(),
+        extents: extents.to_vec(),
+    };
+    let count = |dims: &[i64]| -> u128 {
+        dims.iter()
+            .fold(1u128, |n, &e| n.saturating_mul(e.max(0) as u128))
+    };
+    let mut elements = count(extents);
+    let too_large = |elements| KernelError::TooLarge {
+        kernel: k.name.clone(),
+        extents: extents.to_vec(),
+        elements,
+        limit: MAX_ELEMENTS,
+        limit_gib: (MAX_ELEMENTS * 16) >> 30,
+    };
+    // Checked before the footprint, whose index arithmetic assumes sane extents.
+    if elements > MAX_ELEMENTS as u128 {
+        return Err(too_large(elements));
+    }
+    for dims in reference::footprint(k, &setup) {
+        let ext: Vec<i64> = dims.iter().map(|d| d.1).collect();
+        elements = elements.saturating_add(count(&ext));
+    }
+    if elements > MAX_ELEMENTS as u128 {
+        return Err(too_large(elements));
+    }
+    Ok(())
 }
 
 /// Refuses a requested width that [`codegen::legal_lanes`] would change (below one
@@ -517,6 +576,7 @@ pub fn run(
             got: extents.len(),
         });
     }
+    check_size(k, extents)?;
     if let Some(why) = backend.target.cannot_run_here() {
         return Err(KernelError::CannotRunHere(why));
     }
@@ -534,6 +594,7 @@ pub fn run_c(
     extents: &[i64],
     seed: u64,
 ) -> Result<RunReport, KernelError> {
+    check_size(k, extents)?;
     let target = &*backend.target;
     let mut c = c_text.to_string();
     c.push_str(&main_c(k, target, false));
@@ -684,6 +745,7 @@ pub(crate) fn bench_program(
     halide: Option<&Halide>,
     tag: &str,
 ) -> Result<BenchProgram, KernelError> {
+    check_size(k, extents)?;
     let b = build(k, backend, lanes);
     let target = &*backend.target;
     let dir = scratch(tag);

@@ -17,6 +17,11 @@ use crate::syntax::lexer::{Tok, lex};
 use crate::syntax::parse::{Ast, AstKind, Binary, Parser, Unary};
 use crate::types::{Elem, Type};
 
+/// The largest magnitude of a constant or coefficient in an index: far beyond any stencil
+/// or stride, and small enough that products of two stay exact and offsets fit the
+/// generated code's 32-bit index arithmetic.
+pub const MAX_INDEX_CONSTANT: i64 = 1 << 24;
+
 /// Constant reduction domains with at most this many points are unrolled.
 pub const UNROLL_LIMIT: i64 = 64;
 
@@ -519,8 +524,24 @@ impl Inliner<'_> {
         Ok(crate::ir::visit::inline_lets(&e))
     }
 
-    /// The affine value of an index expression.
+    /// The affine value of an index expression, with every constant and coefficient
+    /// within [`MAX_INDEX_CONSTANT`] (so that no step of building it overflows, and the
+    /// generated code's 32-bit index arithmetic holds it).
     fn index(&self, ast: &Ast, env: &Env) -> Result<Affine, Diag> {
+        let a = self.index_unchecked(ast, env)?;
+        let too_big = |v: i64| v.unsigned_abs() > MAX_INDEX_CONSTANT as u64;
+        if too_big(a.c) || a.terms.values().any(|&k| too_big(k)) {
+            return Err(self.err(
+                &ast.span,
+                format!(
+                    "index `{a}` is out of range: constants and coefficients of an index must be within ±{MAX_INDEX_CONSTANT}"
+                ),
+            ));
+        }
+        Ok(a)
+    }
+
+    fn index_unchecked(&self, ast: &Ast, env: &Env) -> Result<Affine, Diag> {
         match &ast.kind {
             AstKind::Int(v) => i64::try_from(*v)
                 .map(Affine::constant)
