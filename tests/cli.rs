@@ -343,10 +343,47 @@ fn run_checks_a_kernel_and_bench_reports_json() {
     let (code, _, err) = harrow(&["run", "benchmarks/gaussian3x3.hk", "--size", "35"]);
     assert_eq!(code, 1);
     assert!(err.contains("bad --size"), "{err}");
-    let (code, out, err) = harrow(&["bench", "--only", "sobel3x3", "--size", "256x32", "--json"]);
+    let plot = std::env::temp_dir().join(format!("harrow-bench-plot-{}.svg", std::process::id()));
+    let (code, out, err) = harrow(&[
+        "bench",
+        "--only",
+        "sobel3x3",
+        "--only",
+        "gaussian3x3",
+        "--size",
+        "256x32",
+        "--json",
+        "--plot",
+        plot.to_str().expect("a UTF-8 temporary path"),
+    ]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("\"name\": \"sobel3x3\""), "{out}");
-    assert!(out.contains("\"geomean_speedup_vs_clang\""), "{out}");
+    let report: harrow::cli::bench_report::BenchReport =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let names: Vec<&str> = report.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["gaussian3x3", "sobel3x3"], "{out}");
+    assert_eq!(report.metric, "time");
+    let k = &report.kernels[1];
+    assert_eq!(k.extents, [256, 32]);
+    assert!(k.harrow > 0.0 && k.clang > 0.0, "{out}");
+    assert!((k.speedup - k.clang / k.harrow).abs() < 1e-9, "{out}");
+    let g = report.geomean_speedup_vs_clang.expect("a geomean");
+    let expected = (report.kernels.iter().map(|k| k.speedup.ln()).sum::<f64>() / 2.0).exp();
+    assert!((g - expected).abs() < 1e-9, "{out}");
+    // The chart is well-formed SVG with a row label for every kernel.
+    let svg = std::fs::read_to_string(&plot).expect("--plot writes the chart");
+    let _ = std::fs::remove_file(&plot);
+    let doc = roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{e}: {svg}"));
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect();
+    for name in names {
+        assert!(texts.iter().any(|t| t == name), "{name} not in {texts:?}");
+    }
+    let bars = doc.descendants().filter(|n| n.has_tag_name("rect")).count();
+    assert!(bars >= 3, "a background and a bar per kernel: {svg}");
 }
 
 #[test]
@@ -391,12 +428,13 @@ fn arm_neon_compile_run_and_counted_bench() {
         "bench", "--target", "arm-neon", "--only", "sobel3x3", "--size", "64x4", "--json",
     ]);
     assert_eq!(code, 0, "{err}");
+    let report: harrow::cli::bench_report::BenchReport =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(report.unit, "executed instructions per output element");
+    assert_eq!(report.metric, "executed");
+    let hot = report.kernels[0].hot_loop.as_ref().expect("a hot loop");
     assert!(
-        out.contains("\"unit\": \"executed instructions per output element\""),
-        "{out}"
-    );
-    assert!(
-        out.contains("\"harrow_insns\"") && out.contains("\"hot_loop\""),
+        hot.harrow.iterations > 0 && hot.clang.instructions > 0,
         "{out}"
     );
 }
@@ -538,4 +576,29 @@ fn kernel_widths_below_a_register_or_not_a_power_of_two_are_refused() {
     let (code, out, err) = harrow(&["compile", add, "--target", "x86-avx2", "--width", "32"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("32 lanes per vector"), "{out}");
+}
+
+/// Extents whose buffers would not fit are refused before anything is allocated (this
+/// used to abort with a failed 160 GB allocation and a backtrace); so are index constants
+/// beyond the generated code's arithmetic, with the place in the kernel file.
+#[test]
+fn huge_sizes_and_index_constants_are_refused_with_a_message() {
+    for size in ["100000x100000", "9223372036854775807x3"] {
+        let (code, _, err) = harrow(&["run", "benchmarks/sobel3x3.hk", "--size", size]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("too large") && err.contains("--size"), "{err}");
+        assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+    }
+    let dir = std::env::temp_dir().join(format!("harrow-huge-index-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let k = dir.join("far.hk");
+    std::fs::write(
+        &k,
+        "kernel far\ninput in: u8[2]\noutput out(x, y): u8 = in(x + 99999999999, y)\n",
+    )
+    .unwrap();
+    let (code, _, err) = harrow(&["compile", k.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("far.hk:3:") && err.contains("out of range"), "{err}");
 }

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::CliError;
-use super::kernel::{geomean, measure};
+use super::bench_report::geomean;
+use super::kernel::measure;
 use crate::diag::Source;
 use crate::kernel::fuzz::{self, FuzzKernel};
 use crate::lower;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use super::bench_report::BenchReport;
 use super::{CliError, read_source};
 use crate::kernel::{self, Kernel, harness};
 use crate::lower;
@@ -54,6 +55,9 @@ pub struct BenchArgs {
     /// Lanes per vector for every kernel (default: the target's choice per kernel).
     #[arg(long, value_name = "LANES")]
     pub width: Option<u32>,
+    /// Also draw the per-kernel speedups against each baseline as an SVG chart here.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Reads and elaborates a kernel file.
@@ -277,10 +281,16 @@ pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let report = BenchReport::new(&a.target, &rows, backend_ms, halide.as_ref(), &failures);
+    if let Some(path) = &a.plot {
+        let svg = super::bench_plot::svg(&report).map_err(CliError::Other)?;
+        std::fs::write(path, svg)
+            .map_err(|e| CliError::Other(format!("cannot write {}: {e}", path.display())))?;
+    }
     let out = if a.json {
-        bench_json(&a.target, &rows, backend_ms, halide.as_ref(), &failures)
+        report.to_json()
     } else {
-        bench_table(&a.target, &rows, backend_ms, halide.as_ref(), &failures)
+        report.table(halide.is_some())
     };
     if failures.is_empty() {
         Ok(out)
@@ -335,249 +345,4 @@ pub fn measure(
         }),
         r => r,
     }
-}
-
-/// The unit of a bench figure and the optimisation level kernels are built at, from the
-/// target (HVX counts packets; see docs/isa.md).
-fn unit_and_level(target: &str, metric: harness::Metric) -> (String, &'static str) {
-    match crate::targets::backend(target) {
-        Ok(b) => (
-            metric.unit().replace("instructions", b.target.trace_unit()),
-            b.target.opt_level(crate::isa::target::Purpose::Kernel),
-        ),
-        Err(_) => (metric.unit().to_string(), "-O3"),
-    }
-}
-
-/// Geometric mean.
-pub fn geomean(v: &[f64]) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp()
-}
-
-fn bench_table(
-    target: &str,
-    rows: &[harness::BenchResult],
-    backend_ms: f64,
-    halide: Option<&crate::kernel::halide::Halide>,
-    failures: &[String],
-) -> String {
-    let mut s = String::new();
-    let metric = rows
-        .first()
-        .map(|r| r.metric)
-        .unwrap_or(harness::Metric::Time);
-    let how = match metric {
-        harness::Metric::Time => "minimum of interleaved runs",
-        harness::Metric::Executed => "qemu exec trace, one run each",
-    };
-    let (unit, opt) = unit_and_level(target, metric);
-    let base = harness::BASELINE_OPT_LEVEL;
-    let _ = writeln!(
-        s,
-        "harrow bench --target {target}: {unit} ({how}); harrow's C at clang-19 {opt}, the scalar baseline at {base}"
-    );
-    let hcol = halide.is_some();
-    let mca = rows.iter().any(|r| r.loops.is_some());
-    let _ = write!(
-        s,
-        "{:<16} {:>11} {:>7} {:>10} {:>10} {:>8}",
-        "kernel",
-        "size",
-        "lanes",
-        "harrow",
-        format!("clang {base}"),
-        if metric == harness::Metric::Time {
-            "speedup"
-        } else {
-            "ratio"
-        }
-    );
-    if hcol {
-        let _ = write!(s, " {:>10} {:>9}", "halide", "vs halide");
-    }
-    if mca {
-        let _ = write!(s, " {:>17}", "mca cyc/elem h/c");
-    }
-    let _ = writeln!(s, " {:>11}", "compile ms");
-    for r in rows {
-        let size: Vec<String> = r.extents.iter().map(|e| e.to_string()).collect();
-        let _ = write!(
-            s,
-            "{:<16} {:>11} {:>7} {:>10.4} {:>10.4} {:>7.2}x",
-            r.name,
-            size.join("x"),
-            r.lanes,
-            r.harrow_per_elem,
-            r.scalar_per_elem,
-            r.speedup()
-        );
-        if hcol {
-            match r.halide_per_elem {
-                Some(h) => {
-                    let _ = write!(s, " {:>10.4} {:>8.2}x", h, h / r.harrow_per_elem);
-                }
-                None => {
-                    let _ = write!(s, " {:>10} {:>9}", "-", "-");
-                }
-            }
-        }
-        if mca {
-            let outputs = r.extents.iter().product::<i64>().max(1) as f64;
-            let c = |l: &harness::LoopStats| match l.cycles {
-                Some(c) => format!("{:.2}", c * l.iterations as f64 / outputs),
-                None => "-".into(),
-            };
-            let text = match &r.loops {
-                Some((h, b)) => format!("{}/{}", c(h), c(b)),
-                None => "-".into(),
-            };
-            let _ = write!(s, " {text:>17}");
-        }
-        let _ = writeln!(s, " {:>11.3}", r.compile_us / 1e3);
-    }
-    let sp: Vec<f64> = rows.iter().map(|r| r.speedup()).collect();
-    let _ = writeln!(
-        s,
-        "geometric mean ratio over clang {base}: {:.3}x ({} kernels)",
-        geomean(&sp),
-        rows.len()
-    );
-    if let Some(h) = halide {
-        let hv: Vec<f64> = rows
-            .iter()
-            .filter_map(|r| r.halide_per_elem.map(|x| x / r.harrow_per_elem))
-            .collect();
-        match &h.status {
-            Ok(_) if hv.is_empty() => {
-                let _ = writeln!(s, "geometric mean ratio over Halide 21: none measured");
-            }
-            Ok(_) => {
-                let _ = writeln!(
-                    s,
-                    "geometric mean ratio over Halide 21: {:.3}x ({} kernels)",
-                    geomean(&hv),
-                    hv.len()
-                );
-            }
-            Err(why) => {
-                let _ = writeln!(s, "halide column: {why}");
-            }
-        }
-    }
-    for r in rows {
-        if let Some(note) = &r.halide_note {
-            let _ = writeln!(s, "halide, {}: {note}", r.name);
-        }
-    }
-    let _ = writeln!(
-        s,
-        "compile time: max {:.3} ms per kernel (backend tables built once: {backend_ms:.1} ms)",
-        rows.iter().map(|r| r.compile_us).fold(0.0, f64::max) / 1e3
-    );
-    for f in failures {
-        let _ = writeln!(s, "FAILED {f}");
-    }
-    s
-}
-
-fn bench_json(
-    target: &str,
-    rows: &[harness::BenchResult],
-    backend_ms: f64,
-    halide: Option<&crate::kernel::halide::Halide>,
-    failures: &[String],
-) -> String {
-    let esc = |s: &str| {
-        s.replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('\n', "\\n")
-    };
-    let mut s = String::from("{\n");
-    let _ = writeln!(s, "  \"target\": \"{target}\",");
-    let metric = rows
-        .first()
-        .map(|r| r.metric)
-        .unwrap_or(harness::Metric::Time);
-    let (unit, opt) = unit_and_level(target, metric);
-    let _ = writeln!(s, "  \"unit\": \"{unit}\",");
-    let _ = writeln!(s, "  \"opt_level\": \"{opt}\",");
-    let _ = writeln!(
-        s,
-        "  \"baseline_opt_level\": \"{}\",",
-        harness::BASELINE_OPT_LEVEL
-    );
-    s.push_str("  \"kernels\": [\n");
-    for (i, r) in rows.iter().enumerate() {
-        let h = match r.halide_per_elem {
-            Some(h) => format!("{h:.6}"),
-            None => "null".into(),
-        };
-        let (hk, ck, hdk) = match r.metric {
-            harness::Metric::Time => ("harrow_ns", "clang_ns", "halide_ns"),
-            harness::Metric::Executed => ("harrow_insns", "clang_insns", "halide_insns"),
-        };
-        let loops = match &r.loops {
-            Some((a, b)) => {
-                let c = |x: Option<f64>| x.map_or("null".to_string(), |v| format!("{v:.2}"));
-                format!(
-                    ", \"hot_loop\": {{\"harrow_instructions\": {}, \"harrow_iterations\": {}, \"harrow_mca_cycles\": {}, \"clang_instructions\": {}, \"clang_iterations\": {}, \"clang_mca_cycles\": {}}}",
-                    a.instructions,
-                    a.iterations,
-                    c(a.cycles),
-                    b.instructions,
-                    b.iterations,
-                    c(b.cycles)
-                )
-            }
-            None => String::new(),
-        };
-        let note = match &r.halide_note {
-            Some(n) => format!(", \"halide_note\": \"{}\"", esc(n)),
-            None => String::new(),
-        };
-        let _ = writeln!(
-            s,
-            "    {{\"name\": \"{}\", \"extents\": {:?}, \"lanes\": {}, \"{hk}\": {:.6}, \"{ck}\": {:.6}, \"speedup\": {:.4}, \"{hdk}\": {h}{note}, \"compile_ms\": {:.4}, \"reps\": {}{loops}}}{}",
-            r.name,
-            r.extents,
-            r.lanes,
-            r.harrow_per_elem,
-            r.scalar_per_elem,
-            r.speedup(),
-            r.compile_us / 1e3,
-            r.reps,
-            if i + 1 < rows.len() { "," } else { "" }
-        );
-    }
-    s.push_str("  ],\n");
-    let sp: Vec<f64> = rows.iter().map(|r| r.speedup()).collect();
-    let _ = writeln!(s, "  \"geomean_speedup_vs_clang\": {:.4},", geomean(&sp));
-    let hv: Vec<f64> = rows
-        .iter()
-        .filter_map(|r| r.halide_per_elem.map(|x| x / r.harrow_per_elem))
-        .collect();
-    match halide.map(|h| &h.status) {
-        Some(Ok(_)) if hv.is_empty() => {
-            let _ = writeln!(s, "  \"geomean_speedup_vs_halide\": null,");
-        }
-        Some(Ok(_)) => {
-            let _ = writeln!(s, "  \"geomean_speedup_vs_halide\": {:.4},", geomean(&hv));
-        }
-        Some(Err(why)) => {
-            let _ = writeln!(
-                s,
-                "  \"geomean_speedup_vs_halide\": null,\n  \"halide\": \"{}\",",
-                esc(why)
-            );
-        }
-        None => {}
-    }
-    let _ = writeln!(s, "  \"backend_ms\": {backend_ms:.3},");
-    let f: Vec<String> = failures.iter().map(|x| format!("\"{}\"", esc(x))).collect();
-    let _ = writeln!(s, "  \"failures\": [{}]", f.join(", "));
-    s.push_str("}\n");
-    s
 }

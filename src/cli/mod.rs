@@ -3,6 +3,8 @@
 //! Commands return their standard output as a string and report failures as [`CliError`],
 //! so tests can run them in-process; `main.rs` only prints and sets the exit code.
 
+mod bench_plot;
+pub mod bench_report;
 mod compile;
 mod fuzz;
 mod inputs;
