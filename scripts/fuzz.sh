@@ -78,7 +78,13 @@ run() {
 }
 
 if [ "$target" = all ]; then
-    for t in "${all[@]}"; do run "$t"; done
+    # Every target runs even when one finds a crash; the exit code says whether any did.
+    failed=()
+    for t in "${all[@]}"; do run "$t" || failed+=("$t"); done
+    if [ ${#failed[@]} -gt 0 ]; then
+        echo "fuzz: crashes found in: ${failed[*]} (inputs under fuzz/artifacts/)" >&2
+        exit 1
+    fi
 else
     run "$target"
 fi

@@ -334,3 +334,21 @@ fn unmutated_seeds_are_accepted() {
         }
     }
 }
+
+/// Inputs the fuzzers once crashed harrow with (`tests/data/frontend_seeds/regressions/
+/// <front end>/`, minimized by hand): each must now be accepted or refused, not panic.
+#[test]
+fn inputs_that_once_crashed_are_handled() {
+    let dir = repo().join("tests/data/frontend_seeds/regressions");
+    let mut ran = 0;
+    for fe in FrontEnd::ALL {
+        for p in files(&dir.join(fe.name()), "") {
+            let text = read(&p);
+            if std::panic::catch_unwind(|| exercise(fe, &text)).is_err() {
+                panic!("{} panicked on {}", fe.name(), p.display());
+            }
+            ran += 1;
+        }
+    }
+    assert!(ran > 0, "no regression inputs under {}", dir.display());
+}

@@ -866,8 +866,14 @@ impl<'a> Elaborator<'a> {
                 let b = self.elab(&args[0])?;
                 let s = self.elab(&args[1])?;
                 let (b, s) = self.unify(b, s, "`ramp`", span)?;
-                let t = b.ty().with_lanes(lanes);
-                self.build(Op::Ramp, Some(t), vec![b, s], span)?
+                if lanes == 1 {
+                    // A one-lane ramp is its base: every later phase treats it as the
+                    // scalar it is (code generation has no C form for a lone ramp).
+                    b
+                } else {
+                    let t = b.ty().with_lanes(lanes);
+                    self.build(Op::Ramp, Some(t), vec![b, s], span)?
+                }
             }
             "select" => {
                 self.arity(name, args, 3, span)?;
