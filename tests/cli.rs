@@ -587,7 +587,10 @@ fn huge_sizes_and_index_constants_are_refused_with_a_message() {
         let (code, _, err) = harrow(&["run", "benchmarks/sobel3x3.hk", "--size", size]);
         assert_eq!(code, 1, "{err}");
         assert!(err.contains("too large") && err.contains("--size"), "{err}");
-        assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("backtrace"),
+            "{err}"
+        );
     }
     let dir = std::env::temp_dir().join(format!("harrow-huge-index-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -600,5 +603,8 @@ fn huge_sizes_and_index_constants_are_refused_with_a_message() {
     let (code, _, err) = harrow(&["compile", k.to_str().unwrap()]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("far.hk:3:") && err.contains("out of range"), "{err}");
+    assert!(
+        err.contains("far.hk:3:") && err.contains("out of range"),
+        "{err}"
+    );
 }

@@ -42,8 +42,17 @@ def u32(e):
     return hl.cast(hl.UInt(32), e)
 
 
-def build(out, arguments, opts, vectorize_var):
-    """Vectorizes `out` along `vectorize_var` and compiles it."""
+def build(out, arguments, opts, vectorize_var, caveats=None):
+    """Vectorizes `out` along `vectorize_var` and compiles it.
+
+    `caveats` maps a Halide target prefix (`hexagon`) to why Halide's figure for this
+    kernel on that target is not representative of Halide (found by reading its
+    assembly); `harrow bench` prints it as a note and leaves the row out of its second
+    geometric mean.
+    """
+    for prefix, text in (caveats or {}).items():
+        if opts.target.startswith(prefix):
+            print("harrow-caveat: " + " ".join(text.split()))
     out.vectorize(vectorize_var, opts.lanes)
     base = os.path.join(opts.out, opts.name)
     out.compile_to(

@@ -12,4 +12,14 @@ c = hl.Func("c")
 c[x, y] = hl.u32(0)
 c[x, y] += u32(a[k.x, y]) * u32(b[x, k.x])
 c.update().vectorize(x, opts.lanes)
-build(c, [a, b, n], opts, x)
+build(
+    c,
+    [a, b, n],
+    opts,
+    x,
+    caveats={
+        "hexagon": """Halide 21 vectorizes it on HVX but, for each k, widens and multiplies
+        one row (vunpack, vmpy, vshuffe, vunpack, vadd) and loads and stores the
+        accumulator through memory; harrow sums four k per vrmpy in registers"""
+    },
+)

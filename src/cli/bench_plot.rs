@@ -13,6 +13,8 @@ const ROW_PX: u32 = 26;
 /// Colours: harrow over clang, harrow over Halide.
 const VS_CLANG: RGBColor = RGBColor(0x2b, 0x6c, 0xb0);
 const VS_HALIDE: RGBColor = RGBColor(0xdd, 0x84, 0x2a);
+/// Harrow over Halide where Halide's code is not representative (a caveat).
+const VS_HALIDE_CAVEAT: RGBColor = RGBColor(0xf2, 0xc8, 0x9b);
 
 /// Draws the report as an SVG document.
 pub fn svg(report: &BenchReport) -> Result<String, String> {
@@ -56,9 +58,14 @@ fn draw(root: &Area<'_>, report: &BenchReport) -> Result<(), Box<dyn std::error:
         (150, 10),
         ("sans-serif", 18).into_font().color(&BLACK),
     ))?;
+    let caveats = report
+        .kernels
+        .iter()
+        .any(|k| k.speedup_vs_halide.is_some() && k.halide_caveat.is_some());
     legend(
         &head,
         report.kernels.iter().any(|k| k.speedup_vs_halide.is_some()),
+        caveats,
     )?;
     let mut chart = ChartBuilder::on(&body)
         .margin(12)
@@ -101,7 +108,12 @@ fn draw(root: &Area<'_>, report: &BenchReport) -> Result<(), Box<dyn std::error:
             chart.draw_series(std::iter::once(row(k.speedup, 0, slots, VS_CLANG)))?;
         }
         if let Some(h) = k.speedup_vs_halide.filter(|&h| drawable(h)) {
-            chart.draw_series(std::iter::once(row(h, 1, slots, VS_HALIDE)))?;
+            let colour = if k.halide_caveat.is_some() {
+                VS_HALIDE_CAVEAT
+            } else {
+                VS_HALIDE
+            };
+            chart.draw_series(std::iter::once(row(h, 1, slots, colour)))?;
         }
     }
     for (j, name) in names.iter().enumerate() {
@@ -121,16 +133,19 @@ fn draw(root: &Area<'_>, report: &BenchReport) -> Result<(), Box<dyn std::error:
 }
 
 /// The legend: one line under the title, above the bars.
-fn legend(root: &Area<'_>, halide: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn legend(root: &Area<'_>, halide: bool, caveats: bool) -> Result<(), Box<dyn std::error::Error>> {
     let mut entries = vec![("harrow over clang -O3 (scalar C)", VS_CLANG)];
     if halide {
         entries.push(("harrow over Halide 21", VS_HALIDE));
+    }
+    if caveats {
+        entries.push(("(Halide's code not representative)", VS_HALIDE_CAVEAT));
     }
     let (mut x, y) = (150, 40);
     for (text, colour) in entries {
         root.draw(&Rectangle::new([(x, y), (x + 14, y + 12)], colour.filled()))?;
         root.draw(&Text::new(text, (x + 20, y), ("sans-serif", 13)))?;
-        x += 300;
+        x += 250;
     }
     Ok(())
 }
@@ -151,6 +166,7 @@ mod tests {
             speedup,
             speedup_vs_halide: vs_halide,
             halide_note: None,
+            halide_caveat: None,
             compile_ms: 1.0,
             reps: 1,
             hot_loop: None,
@@ -167,6 +183,8 @@ mod tests {
             geomean_speedup_vs_clang: None,
             geomean_speedup_vs_halide: None,
             halide_kernels: 0,
+            geomean_speedup_vs_halide_without_caveats: None,
+            halide_kernels_without_caveats: 0,
             halide_unavailable: None,
             backend_ms: 1.0,
             failures: Vec::new(),

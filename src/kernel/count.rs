@@ -192,8 +192,8 @@ pub fn count(
     // Correctness at these extents before anything is counted.
     let out = run_with_stdin(target, &exe, &["check"], &input)?;
     let text = String::from_utf8_lossy(&out);
-    let halide_ok = match text.split_whitespace().collect::<Vec<_>>()[..] {
-        ["ok", h] => h == "1",
+    let (halide_ok, halide_why) = match text.split_whitespace().collect::<Vec<_>>()[..] {
+        ["ok", h, rc, diff] => (h == "1", halide_failure(rc, diff)),
         _ => {
             return Err(KernelError::Differs {
                 kernel: k.name.clone(),
@@ -228,14 +228,25 @@ pub fn count(
         scalar_per_elem: per(&scalar),
         reps: 1,
         halide_per_elem: halide_count,
+        halide_caveat: hb.as_ref().and_then(|h| h.caveat.clone()),
         halide_note: match (&hb, halide_ok) {
-            (Some(_), false) => {
-                Some("Halide's output differs from harrow's or its call failed".into())
-            }
+            (Some(_), false) => Some(halide_why),
             _ => None,
         },
         compile_us: b.compile_time.as_secs_f64() * 1e6,
         metric: Metric::Executed,
         loops: Some(loops),
     })
+}
+
+/// Why Halide's pipeline has no figure, from the check's return code and first differing
+/// element (`-1`: none).
+fn halide_failure(rc: &str, diff: &str) -> String {
+    match (rc, diff) {
+        ("0", "-1") => "Halide's pipeline was not run".into(),
+        ("0", i) => format!(
+            "Halide's output differs from harrow's (and the interpreter's) first at output element {i}"
+        ),
+        (rc, _) => format!("Halide's pipeline returned error code {rc}"),
+    }
 }

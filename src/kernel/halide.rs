@@ -26,6 +26,9 @@ pub struct HalideBuild {
     pub header: PathBuf,
     /// The include directory of `HalideRuntime.h`.
     pub include: PathBuf,
+    /// Why Halide's figure on this target is not representative of Halide, as the script
+    /// says (`harrow-caveat:` lines of its output).
+    pub caveat: Option<String>,
 }
 
 impl Halide {
@@ -81,12 +84,28 @@ impl Halide {
             .arg(lanes.to_string())
             .arg("--out")
             .arg(dir);
-        crate::isa::toolchain::output_text(cmd)
-            .map_err(|e| format!("{kernel}: the Halide generator failed: {e}"))?;
+        let printed = crate::isa::toolchain::output_text(cmd).map_err(|e| {
+            // Halide's own error line first: it is what a report's one-line note shows.
+            let text = e.to_string();
+            match text.lines().rev().find(|l| l.contains("Error:")) {
+                Some(why) => format!(
+                    "Halide 21 cannot compile {kernel} for {t}: {}\n{text}",
+                    why.trim_start_matches("halide.halide_.HalideError: ")
+                        .trim()
+                ),
+                None => format!("{kernel}: the Halide generator failed: {text}"),
+            }
+        })?;
+        let caveats: Vec<&str> = printed
+            .lines()
+            .filter_map(|l| l.strip_prefix("harrow-caveat:"))
+            .map(str::trim)
+            .collect();
         Ok(Some(HalideBuild {
             object: dir.join("halide_kernel.o"),
             header: dir.join("halide_kernel.h"),
             include: include.clone(),
+            caveat: (!caveats.is_empty()).then(|| caveats.join(" ")),
         }))
     }
 }

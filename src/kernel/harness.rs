@@ -681,6 +681,9 @@ pub struct BenchResult {
     pub halide_per_elem: Option<f64>,
     /// Why a built Halide pipeline has no time.
     pub halide_note: Option<String>,
+    /// Why Halide's figure, though measured, is not representative of Halide (from its
+    /// script).
+    pub halide_caveat: Option<String>,
     /// What the three figures measure.
     pub metric: Metric,
     /// llvm-mca's view of the hottest loop of harrow's code and of the baseline, when the
@@ -838,6 +841,7 @@ pub fn bench(
         scalar_per_elem: num(1)? / elems,
         reps: num(2)? as u32,
         halide_per_elem: num(3).ok().filter(|&h| h > 0.0).map(|h| h / elems),
+        halide_caveat: hb.as_ref().and_then(|h| h.caveat.clone()),
         halide_note: match (&hb, num(3).ok()) {
             (None, _) => None,
             (Some(_), Some(h)) if h > 0.0 => None,

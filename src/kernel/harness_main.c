@@ -129,12 +129,17 @@ int main(int argc, char **argv) {
     } else if (check) {
       HV_CALL(hv_kernel, o1); HV_CALL(hv_scalar, o2);
       if (memcmp(o1, o2, on * sizeof(HV_OUT_T))) { printf("mismatch\n"); return 1; }
+      /* Halide's verdict, its return code and the first element where it differs. */
 #if HV_HALIDE
-      int hok = HV_HALIDE_CALL == 0 && !memcmp(o1, o3, on * sizeof(HV_OUT_T));
+      int hrc = HV_HALIDE_CALL;
+      long long hdiff = -1;
+      for (size_t i = 0; i < on && hdiff < 0; i++)
+        if (memcmp(&o1[i], &o3[i], sizeof(HV_OUT_T))) hdiff = (long long)i;
+      int hok = hrc == 0 && hdiff < 0;
 #else
-      int hok = 0;
+      int hok = 0, hrc = 0; long long hdiff = -1;
 #endif
-      printf("ok %d\n", hok);
+      printf("ok %d %d %lld\n", hok, hrc, hdiff);
     } else {
       HV_CALL(hv_kernel, o1); HV_CALL(hv_scalar, o2);
       if (memcmp(o1, o2, on * sizeof(HV_OUT_T))) { printf("mismatch\n"); return 1; }
