@@ -62,8 +62,12 @@ pub fn read(src: &Arc<Source>) -> Result<Vec<Entry>, Diag> {
                 "expected `[instruction] w=LANES : EXPRESSION`",
             )
         };
+        // An entry starts with its instruction in brackets.
+        if !trimmed.starts_with('[') {
+            return Err(bad());
+        }
         let open = line.find('[').ok_or_else(bad)?;
-        let close = line.find("] w=").ok_or_else(bad)?;
+        let close = open + line[open..].find("] w=").ok_or_else(bad)?;
         let rest = &line[close + 4..];
         let colon = rest.find(" : ").ok_or_else(bad)?;
         let width: u32 = rest[..colon].trim().parse().map_err(|_| bad())?;
