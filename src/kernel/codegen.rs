@@ -761,6 +761,19 @@ pub fn narrow_variant(k: &Kernel, backend: &Backend, c: &Compiled) -> Option<Com
     (lanes < c.lanes).then(|| compile_best(k, backend, Some(lanes)))
 }
 
+/// The outer output variables the kernel uses as values (not only in indices).
+fn outer_vars_used(k: &Kernel) -> Vec<String> {
+    let mut used = BTreeSet::new();
+    for e in std::iter::once(&k.body).chain(k.reductions.iter().map(|r| &r.body)) {
+        for (name, _) in crate::ir::visit::free_vars(e) {
+            if let Some(v) = k.out_vars[1..].iter().find(|v| v.as_str() == &*name) {
+                used.insert(v.clone());
+            }
+        }
+    }
+    used.into_iter().collect()
+}
+
 /// The vector C function of a compiled kernel, named `fname`, with the scalar fallback
 /// for rows narrower than a vector, or, when `narrow` names a function with the same
 /// parameters (a [`narrow_variant`]), a call of it instead: the row width is the same for
@@ -803,6 +816,18 @@ pub fn function(
         ind,
         &format!("{} *hv_out = out{out_off};", k.out_elem.c_name()),
     );
+    // Outer output variables used as values: lowered code reads scalars by their
+    // parameter names.
+    for v in outer_vars_used(k) {
+        em.line(
+            ind,
+            &format!(
+                "const int32_t {} = {};",
+                c_ident("p_", &v),
+                scalar::loop_var(k, &v)
+            ),
+        );
+    }
     em.row(ind);
     for _ in 1..dims {
         ind -= 4;

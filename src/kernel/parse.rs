@@ -228,6 +228,12 @@ fn kernel_of(src: &Arc<Source>, d: Declarations) -> Result<Kernel, Diag> {
     for v in &out_vars {
         env.vars.insert(v.clone(), Affine::var(v));
     }
+    // The outer output variables are loop counters: their values may be used (a
+    // per-channel formula, `select(c == 0, ...)`); the innermost one is the vector position.
+    for v in &out_vars[1..] {
+        cx.loop_vars.push(v.clone());
+        cx.decls = std::mem::take(&mut cx.decls).var(v, Type::INDEX);
+    }
     let ast = cx.inline(&body, &env)?;
     let e = cx.elab(&ast)?;
     let (accesses, reductions) = (cx.accesses, cx.reductions);
@@ -507,6 +513,32 @@ struct Inliner<'a> {
     loop_vars: Vec<String>,
 }
 
+/// The value of an affine index over loop variables, as an expression: `c + k * v + ...`.
+fn affine_value(a: &Affine, span: &Range<usize>) -> Ast {
+    let mut e = node(AstKind::Int(a.c as i128), span);
+    for (v, &k) in &a.terms {
+        let var = node(AstKind::Name(v.clone()), span);
+        let term = if k == 1 {
+            var
+        } else {
+            let k = node(AstKind::Int(k as i128), span);
+            node(
+                AstKind::Binary(Binary::Mul, Box::new(k), Box::new(var)),
+                span,
+            )
+        };
+        e = if a.c == 0 && matches!(e.kind, AstKind::Int(0)) {
+            term
+        } else {
+            node(
+                AstKind::Binary(Binary::Add, Box::new(e), Box::new(term)),
+                span,
+            )
+        };
+    }
+    e
+}
+
 fn node(kind: AstKind, span: &Range<usize>) -> Ast {
     Ast {
         kind,
@@ -596,21 +628,20 @@ impl Inliner<'_> {
                 if let Some(a) = env.vars.get(n) {
                     if a.terms.is_empty() {
                         AstKind::Int(a.c as i128)
-                    } else if a.c == 0
-                        && a.terms.len() == 1
-                        && a.terms.values().all(|&k| k == 1)
-                        && self
-                            .loop_vars
-                            .contains(a.terms.keys().next().expect("one term"))
-                    {
-                        AstKind::Name(a.terms.keys().next().expect("one term").clone())
                     } else {
-                        return Err(self.err(
-                            span,
-                            format!(
-                                "`{n}` (= {a}) is an index; it can only be used inside a buffer or definition call"
-                            ),
-                        ));
+                        match a.terms.keys().find(|v| !self.loop_vars.contains(*v)) {
+                            // Loop variables (the outer output variables, the variables of
+                            // reductions that stay loops) have a value in every iteration.
+                            None => affine_value(a, span).kind,
+                            Some(v) => {
+                                return Err(self.err(
+                                    span,
+                                    format!(
+                                        "`{n}` (= {a}) depends on `{v}`, the innermost output variable, which is a vector position: it can only be used in an index, inside a buffer or definition call"
+                                    ),
+                                ));
+                            }
+                        }
                     }
                 } else if self.defs.contains_key(n) || self.inputs.iter().any(|i| &i.name == n) {
                     return Err(self.err(span, format!("`{n}` needs its arguments: `{n}(...)`")));
@@ -902,5 +933,24 @@ mod tests {
         assert!(e.contains("no `output`"), "{e}");
         let e = k("input in: u8[1]\noutput out(x): u8 = sum(q, in(x))\n").unwrap_err();
         assert!(e.contains("not a declared `rdom`"), "{e}");
+    }
+
+    #[test]
+    fn outer_output_variables_are_values_and_the_vector_position_is_not() {
+        let kern = k("input in: u8[3]\n\
+                      def g(c) = select(c == 0, u8(3), u8(c + 2 * c))\n\
+                      output out(x, y, c): u8 = in(x, y, c) + g(c) + u8(y - 1)\n")
+        .unwrap();
+        let vars: Vec<String> = crate::ir::visit::free_vars(&kern.body)
+            .into_keys()
+            .map(|n| n.to_string())
+            .filter(|n| !n.starts_with('@'))
+            .collect();
+        assert_eq!(vars, ["c", "y"], "{:?}", kern.body);
+        let e = k("input in: u8[2]\noutput out(x, y): u8 = in(x, y) + u8(x + y)\n").unwrap_err();
+        assert!(
+            e.contains("t.hk:2:") && e.contains("innermost output variable"),
+            "{e}"
+        );
     }
 }
