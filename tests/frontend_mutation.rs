@@ -352,3 +352,43 @@ fn inputs_that_once_crashed_are_handled() {
     }
     assert!(ran > 0, "no regression inputs under {}", dir.display());
 }
+
+/// Deep nesting and long operator chains are refused with a diagnostic before any phase
+/// recurses over them (a sum of 200,000 terms used to overflow the stack and abort).
+#[test]
+fn deep_and_long_inputs_are_refused_not_overflowed() {
+    let worker = std::thread::Builder::new()
+        .stack_size(8 << 20)
+        .spawn(|| {
+            let chain = vec!["a"; 200_000].join(" + ");
+            let minus = format!("{}a", "-".repeat(200_000));
+            let parens = format!("{}a{}", "(".repeat(100_000), ")".repeat(100_000));
+            for text in [&chain, &minus, &parens] {
+                let head = &text[..20];
+                match exercise(FrontEnd::HalideExpr, text) {
+                    Outcome::Refused(m) => assert!(m.contains("nests too deeply"), "{head}: {m}"),
+                    Outcome::Accepted => panic!("{head}... was accepted"),
+                }
+                let file = format!("input a: u8x16\n{text}\n");
+                assert!(matches!(
+                    exercise(FrontEnd::ExprFile, &file),
+                    Outcome::Refused(_)
+                ));
+                let kernel = format!(
+                    "kernel k\ninput a: u8[1]\noutput o(x): u8 = {}\n",
+                    text.replace('a', "a(x)")
+                );
+                assert!(matches!(
+                    exercise(FrontEnd::Kernel, &kernel),
+                    Outcome::Refused(_)
+                ));
+            }
+            // Within the limit, a long chain still compiles.
+            let ok = vec!["a"; 1500].join(" + ");
+            assert_eq!(exercise(FrontEnd::HalideExpr, &ok), Outcome::Accepted);
+        })
+        .expect("spawn the worker");
+    if let Err(e) = worker.join() {
+        std::panic::resume_unwind(e);
+    }
+}

@@ -270,11 +270,29 @@ impl<'a> Parser<'a> {
     }
 
     fn binary(&mut self, min_prec: u8) -> Result<Ast, Diag> {
+        let depth = self.depth;
+        let r = self.binary_chain(min_prec);
+        self.depth = depth;
+        r
+    }
+
+    /// A chain `a op b op c ...`: each operator deepens the (left-leaning) tree by one
+    /// level, and counts toward [`MAX_DEPTH`] like a parenthesis, so that no later phase
+    /// recurses deeper than the limit (a sum of 200,000 terms used to overflow the stack).
+    fn binary_chain(&mut self, min_prec: u8) -> Result<Ast, Diag> {
         let mut lhs = self.unary()?;
         while let Tok::Punct(p) = self.peek().tok
             && let Some((op, prec)) = binary_op(p)
             && prec >= min_prec
         {
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                let t = self.peek().clone();
+                return Err(self.error(
+                    &t,
+                    &format!("expression nests too deeply (more than {MAX_DEPTH} levels of operators and parentheses)"),
+                ));
+            }
             self.bump();
             // An expression continues on the next line after an infix operator.
             self.skip_nl_always();
@@ -297,8 +315,15 @@ impl<'a> Parser<'a> {
             _ => None,
         };
         if let Some(op) = op {
+            // Each prefix operator is a level too (`- - - ... a`).
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(self.error(&t, "expression nests too deeply"));
+            }
             self.bump();
-            let e = self.unary()?;
+            let e = self.unary();
+            self.depth -= 1;
+            let e = e?;
             let span = t.span.start..e.span.end;
             return Ok(Ast {
                 kind: AstKind::Unary(op, Box::new(e)),
