@@ -926,7 +926,7 @@ mod tests {
         let e = k("input in: u8[1]\noutput out(x): u8 = in(x * x)\n").unwrap_err();
         assert!(e.contains("multiply two"), "{e}");
         let e = k("input in: u8[1]\noutput out(x): u8 = in(x) + x\n").unwrap_err();
-        assert!(e.contains("is an index"), "{e}");
+        assert!(e.contains("vector position"), "{e}");
         let e = k("input in: u8[1]\nfoo\n").unwrap_err();
         assert!(e.contains("expected `kernel`"), "{e}");
         let e = k("input in: u8[1]\n").unwrap_err();
