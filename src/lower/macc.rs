@@ -30,7 +30,7 @@ impl Strategy for MultiplyAccumulateChain {
         if cx.is_inner_sum(e) {
             return None;
         }
-        candidate(e).map(Proposal::Select)
+        rebuild(e).map(|x| Proposal::Select(x).checked())
     }
 }
 
@@ -42,13 +42,17 @@ fn uniform(e: &Expr) -> Option<Expr> {
 /// `e` as a multiply-accumulate chain, when it is a sum of at least two taps by constant
 /// or uniform weights, twice or four times as wide as the taps.
 pub fn candidate(e: &Expr) -> Option<Expr> {
+    rebuild(e).filter(|chain| agrees(e, chain))
+}
+
+/// [`candidate`] before the check by evaluation (selection checks it only if it wins).
+pub fn rebuild(e: &Expr) -> Option<Expr> {
     let t = e.ty();
     let lin = read_sum(e)?;
     if lin.terms.len() < 2 {
         return None;
     }
-    let chain = build(&lin, t)?;
-    agrees(e, &chain).then_some(chain)
+    build(&lin, t)
 }
 
 /// The chain over the terms of `lin`, of type `t`.

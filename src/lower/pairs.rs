@@ -15,11 +15,17 @@
 use crate::ir::{Expr, Op, mk, mk_typed};
 use crate::types::{Elem, Type};
 
-use super::linear::{Linear, Term, agrees, read, reinterpret, weight_in};
+use super::linear::{Linear, Term, read, reinterpret, weight_in};
 
 /// The pairwise form of `e`, when `e` is a 32-bit vector sum of at least two weighted taps
-/// that 16 bits hold, with weights 16 bits hold.
+/// that 16 bits hold, with weights 16 bits hold; checked by evaluation.
+#[cfg(test)]
 pub(super) fn candidate(e: &Expr) -> Option<Expr> {
+    rebuild(e).filter(|out| super::linear::agrees(e, out))
+}
+
+/// [`candidate`] before the check (selection checks it only if it would win).
+pub(super) fn rebuild(e: &Expr) -> Option<Expr> {
     let t = e.ty();
     if t.is_scalar()
         || t.elem.bits() != 32
@@ -66,8 +72,7 @@ pub(super) fn candidate(e: &Expr) -> Option<Expr> {
             Some(s) => mk(Op::Add, vec![s, prod]),
         });
     }
-    let out = reinterpret(&sum?, t.elem);
-    agrees(e, &out).then_some(out)
+    Some(reinterpret(&sum?, t.elem))
 }
 
 /// What a tap is multiplied by.

@@ -322,12 +322,17 @@ impl<'r> Selector<'r> {
                 inner_sums: &self.inner_sums,
                 memos: &mut self.strategy_memos,
             };
-            let cand = match strategy.propose(e, &mut cx) {
-                Some(Proposal::Select(x)) => self.select(&x),
-                Some(Proposal::Instructions(x)) => self.select_rhs(&x),
+            let (proposal, check) = match strategy.propose(e, &mut cx) {
+                Some(Proposal::Checked(p)) => (*p, true),
+                Some(p) => (p, false),
                 None => continue,
             };
-            if cand.cost < best.cost {
+            let (cand, form) = match proposal {
+                Proposal::Select(x) => (self.select(&x), x),
+                Proposal::Instructions(x) => (self.select_rhs(&x), x),
+                Proposal::Checked(_) => continue,
+            };
+            if cand.cost < best.cost && (!check || super::linear::agrees(e, &form)) {
                 best = cand;
             }
         }

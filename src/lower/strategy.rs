@@ -26,6 +26,17 @@ pub enum Proposal {
     /// Instructions chosen by the strategy: they stay, and only the operands below them
     /// are selected (like a rule's right-hand side).
     Instructions(Expr),
+    /// A form rebuilt by bookkeeping (a sum read as a linear form and written back) that
+    /// selection double-checks by evaluation (`linear::agrees`) before taking it. The
+    /// check runs only when the form would win, so losing proposals cost nothing.
+    Checked(Box<Proposal>),
+}
+
+impl Proposal {
+    /// `self`, to be checked by evaluation before it is taken.
+    pub fn checked(self) -> Proposal {
+        Proposal::Checked(Box::new(self))
+    }
 }
 
 /// What a strategy may read and remember during one selection.
@@ -222,7 +233,7 @@ impl Strategy for PairwiseMultiplyAdds {
         if e.ty().total_bits() > u64::from(cx.register_bits) || cx.is_inner_sum(e) {
             return None;
         }
-        super::pairs::candidate(e).map(Proposal::Select)
+        super::pairs::rebuild(e).map(|x| Proposal::Select(x).checked())
     }
 }
 

@@ -27,12 +27,17 @@ impl Strategy for DotProducts {
     }
 
     fn propose(&self, e: &Expr, cx: &mut Context<'_>) -> Option<Proposal> {
-        candidate(e, cx.instrs).map(Proposal::Instructions)
+        rebuild(e, cx.instrs).map(|x| Proposal::Instructions(x).checked())
     }
 }
 
 /// `e` as dot products, when it is a 32-bit sum of byte products they compute.
 pub fn candidate(e: &Expr, table: &InstrTable) -> Option<Expr> {
+    rebuild(e, table).filter(|out| agrees(e, out))
+}
+
+/// [`candidate`] before the check by evaluation (selection checks it only if it wins).
+pub fn rebuild(e: &Expr, table: &InstrTable) -> Option<Expr> {
     let t = e.ty();
     if !matches!(t.elem, Elem::U32 | Elem::I32) || !t.lanes.is_multiple_of(2) {
         return None;
@@ -80,8 +85,7 @@ pub fn candidate(e: &Expr, table: &InstrTable) -> Option<Expr> {
     } else {
         Expr::build(Op::Concat, None, parts).ok()?
     };
-    let out = reinterpret(&out, t.elem);
-    agrees(e, &out).then_some(out)
+    Some(reinterpret(&out, t.elem))
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ impl Strategy for ReductionMultiplies {
     }
 
     fn propose(&self, e: &Expr, cx: &mut Context<'_>) -> Option<Proposal> {
-        candidate(e, cx.instrs).map(Proposal::Instructions)
+        rebuild(e, cx.instrs).map(|x| Proposal::Instructions(x).checked())
     }
 
     fn reads_sums_as_written(&self) -> bool {
@@ -97,6 +97,11 @@ fn interleave4(table: &InstrTable, t: &[Expr]) -> Option<Vec<Expr>> {
 
 /// `e` as reduction multiplies, when it is a sum they compute (see the module docs).
 pub fn candidate(e: &Expr, table: &InstrTable) -> Option<Expr> {
+    rebuild(e, table).filter(|out| agrees(e, out))
+}
+
+/// [`candidate`] before the check by evaluation (selection checks it only if it wins).
+pub fn rebuild(e: &Expr, table: &InstrTable) -> Option<Expr> {
     let t = e.ty();
     let bits = t.elem.bits();
     let lin = read_sum(e)?;
@@ -108,8 +113,7 @@ pub fn candidate(e: &Expr, table: &InstrTable) -> Option<Expr> {
     if out.ty().lanes * out.ty().elem.bits() != t.lanes * bits {
         return None;
     }
-    let out = reinterpret(&out, t.elem);
-    agrees(e, &out).then_some(out)
+    Some(reinterpret(&out, t.elem))
 }
 
 /// Taps times constant weights: `vrmpy(ub, r)` over four byte taps (three are padded with a

@@ -27,7 +27,7 @@ impl Strategy for ByteMultiplyAdds {
     }
 
     fn propose(&self, e: &Expr, cx: &mut Context<'_>) -> Option<Proposal> {
-        candidate(e, cx.instrs).map(Proposal::Instructions)
+        rebuild(e, cx.instrs).map(|x| Proposal::Instructions(x).checked())
     }
 }
 
@@ -44,6 +44,11 @@ fn widest(table: &InstrTable, name: &str, per_128: u32, total: u32) -> Option<(&
 
 /// `e` as byte multiply-adds, when it is a sum they compute.
 pub fn candidate(e: &Expr, table: &InstrTable) -> Option<Expr> {
+    rebuild(e, table).filter(|out| agrees(e, out))
+}
+
+/// [`candidate`] before the check by evaluation (selection checks it only if it wins).
+pub fn rebuild(e: &Expr, table: &InstrTable) -> Option<Expr> {
     let t = e.ty();
     let lin = read_sum(e)?;
     match t.elem {
@@ -123,8 +128,7 @@ fn finish(e: &Expr, mut parts: Vec<Expr>) -> Option<Expr> {
     } else {
         Expr::build(Op::Concat, None, parts).ok()?
     };
-    let out = reinterpret(&out, e.ty().elem);
-    agrees(e, &out).then_some(out)
+    Some(reinterpret(&out, e.ty().elem))
 }
 
 #[cfg(test)]
