@@ -42,6 +42,15 @@ def u32(e):
     return hl.cast(hl.UInt(32), e)
 
 
+def requantize_u8(acc, mul, shift, out_zp):
+    """TFLite's uint8 requantization of an i32 accumulator: a Q31 multiplier, a rounding
+    shift and the output zero point, saturated to u8 (the kernels' formula)."""
+    scaled = hl.rounding_mul_shift_right(acc, mul, hl.u32(31))
+    return hl.saturating_cast(
+        hl.UInt(8), hl.saturating_add(hl.rounding_shift_right(scaled, shift), i32(out_zp))
+    )
+
+
 def build(out, arguments, opts, vectorize_var, caveats=None):
     """Vectorizes `out` along `vectorize_var` and compiles it.
 

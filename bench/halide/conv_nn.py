@@ -1,7 +1,7 @@
 """conv_nn in Halide (see benchmarks/conv_nn.hk): a quantized (TFLite uint8) 3x3
 convolution layer over (ci, x, y) with filter (co, ci, tap), Q31 requantization."""
 import halide as hl
-from common import build, options, i32
+from common import build, options, requantize_u8, i32
 
 opts = options()
 inp = hl.ImageParam(hl.UInt(8), 3, "in")
@@ -19,11 +19,8 @@ acc[co, x, y] = bias[co]
 acc[co, x, y] += (i32(inp[r.z, x + r.x, y + r.y]) - i32(in_zp)) * (
     i32(filt[co, r.z, 3 * r.y + r.x]) - i32(f_zp)
 )
-scaled = hl.rounding_mul_shift_right(acc[co, x, y], mul, hl.u32(31))
 out = hl.Func("out")
-out[co, x, y] = hl.saturating_cast(
-    hl.UInt(8), hl.saturating_add(hl.rounding_shift_right(scaled, 8), i32(out_zp))
-)
+out[co, x, y] = requantize_u8(acc[co, x, y], mul, 8, out_zp)
 # The accumulator is computed per vector of output channels, vectorized like the output.
 coo, coi = hl.Var("coo"), hl.Var("coi")
 out.split(co, coo, coi, opts.lanes).vectorize(coi)

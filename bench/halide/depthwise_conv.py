@@ -1,7 +1,7 @@
 """depthwise_conv in Halide (see benchmarks/depthwise_conv.hk): a quantized (TFLite uint8)
 3x3 depthwise layer over (c, x, y), filter (c, tap), Q31 requantization."""
 import halide as hl
-from common import build, options, i32
+from common import build, options, requantize_u8, i32
 
 opts = options()
 inp = hl.ImageParam(hl.UInt(8), 3, "in")
@@ -18,9 +18,6 @@ for ry in range(3):
         acc = acc + (i32(inp[c, x + rx, y + ry]) - i32(in_zp)) * (
             i32(filt[c, 3 * ry + rx]) - i32(f_zp)
         )
-scaled = hl.rounding_mul_shift_right(acc, mul, hl.u32(31))
 out = hl.Func("out")
-out[c, x, y] = hl.saturating_cast(
-    hl.UInt(8), hl.saturating_add(hl.rounding_shift_right(scaled, 6), i32(out_zp))
-)
+out[c, x, y] = requantize_u8(acc, mul, 6, out_zp)
 build(out, [inp, filt, bias, in_zp, f_zp, mul, out_zp], opts, c)

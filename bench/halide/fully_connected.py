@@ -1,7 +1,7 @@
 """fully_connected in Halide (see benchmarks/fully_connected.hk): a quantized (TFLite uint8)
 layer, w is (o, k), i32 accumulation with zero points and bias, Q31 requantization."""
 import halide as hl
-from common import build, options, i32
+from common import build, options, requantize_u8, i32
 
 opts = options()
 inp = hl.ImageParam(hl.UInt(8), 1, "in")
@@ -17,11 +17,8 @@ k = hl.RDom([(0, n)], "k")
 acc = hl.Func("acc")
 acc[o] = bias[o]
 acc[o] += (i32(inp[k.x]) - i32(in_zp)) * (i32(w[o, k.x]) - i32(w_zp))
-scaled = hl.rounding_mul_shift_right(acc[o], mul, hl.u32(31))
 out = hl.Func("out")
-out[o] = hl.saturating_cast(
-    hl.UInt(8), hl.saturating_add(hl.rounding_shift_right(scaled, 8), i32(out_zp))
-)
+out[o] = requantize_u8(acc[o], mul, 8, out_zp)
 oo, oi = hl.Var("oo"), hl.Var("oi")
 out.split(o, oo, oi, opts.lanes).vectorize(oi)
 acc.compute_at(out, oo).vectorize(o)

@@ -1,7 +1,7 @@
 """mul in Halide (see benchmarks/mul.hk): a quantized (TFLite uint8) elementwise product,
 requantized with a Q31 multiplier and a rounding shift."""
 import halide as hl
-from common import build, options, u8, i16, i32
+from common import build, options, requantize_u8, i16, i32
 
 opts = options()
 a = hl.ImageParam(hl.UInt(8), 1, "a")
@@ -13,9 +13,6 @@ shift = hl.Param(hl.UInt(8), "shift")
 out_zp = hl.Param(hl.UInt(8), "out_zp")
 x = hl.Var("x")
 p = i32(i16(a[x]) - i16(a_zp)) * i32(i16(b[x]) - i16(b_zp))
-scaled = hl.rounding_mul_shift_right(p, mul, hl.u32(31))
 out = hl.Func("out")
-out[x] = hl.saturating_cast(
-    hl.UInt(8), hl.saturating_add(hl.rounding_shift_right(scaled, i32(shift)), i32(out_zp))
-)
+out[x] = requantize_u8(p, mul, i32(shift), out_zp)
 build(out, [a, b, a_zp, b_zp, mul, shift, out_zp], opts, x)

@@ -87,7 +87,9 @@ impl Halide {
         let printed = crate::isa::toolchain::output_text(cmd).map_err(|e| {
             // Halide's own error line first: it is what a report's one-line note shows.
             let text = e.to_string();
-            match text.lines().rev().find(|l| l.contains("Error:")) {
+            // Halide's own errors come through as `halide.halide_.HalideError: Error: ...`;
+            // anything else (a Python error) is the script's failure, not Halide's.
+            match text.lines().rev().find(|l| l.contains("HalideError")) {
                 Some(why) => format!(
                     "Halide 21 cannot compile {kernel} for {t}: {}\n{text}",
                     why.trim_start_matches("halide.halide_.HalideError: ")
