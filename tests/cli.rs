@@ -608,3 +608,32 @@ fn huge_sizes_and_index_constants_are_refused_with_a_message() {
         "{err}"
     );
 }
+
+/// `bench --size` is repeatable, one per number of dimensions, so one run covers kernels of
+/// different shapes; a kernel no size fits is named.
+#[test]
+fn bench_sizes_are_chosen_by_dimension_count() {
+    let (code, out, err) = harrow(&[
+        "bench", "--only", "add", "--only", "sobel3x3", "--size", "4096", "--size", "64x8",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let report: harrow::cli::bench_report::BenchReport =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let extents: Vec<(&str, &[i64])> = report
+        .kernels
+        .iter()
+        .map(|k| (k.name.as_str(), k.extents.as_slice()))
+        .collect();
+    assert_eq!(
+        extents,
+        [("add", &[4096][..]), ("sobel3x3", &[64, 8][..])],
+        "{out}"
+    );
+    let (code, _, err) = harrow(&["bench", "--only", "add", "--size", "64x8"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no --size for kernel `add`") && err.contains("1 dimension"),
+        "{err}"
+    );
+}

@@ -49,9 +49,11 @@ pub struct BenchArgs {
     /// Also compare against this baseline: `halide` (Halide 21 ahead-of-time objects).
     #[arg(long, value_name = "BASELINE")]
     pub vs: Option<String>,
-    /// Override the output extents of every kernel (`WxH`), e.g. for a quick run.
+    /// Override the output extents (`W`, `WxH` or `WxHxD`), e.g. for a quick run;
+    /// repeatable, one per number of dimensions: each kernel takes the one that matches
+    /// its output (`--size 4096 --size 256x64 --size 64x32x3` covers the whole suite).
     #[arg(long, value_name = "WxH")]
-    pub size: Option<String>,
+    pub size: Vec<String>,
     /// Lanes per vector for every kernel (default: the target's choice per kernel).
     #[arg(long, value_name = "LANES")]
     pub width: Option<u32>,
@@ -75,6 +77,24 @@ pub fn parse_size(s: &str, dims: usize) -> Result<Vec<i64>, CliError> {
             "bad --size `{s}`: the output has {dims} dimension(s), give {} positive extents like `{}`",
             dims,
             ["67", "67x13", "19x23x5"][dims - 1]
+        ))),
+    }
+}
+
+/// The `--size` among `sizes` with as many extents as `k`'s output has dimensions (`None`
+/// when no size was given); an error naming the kernel when sizes were given but none fits.
+pub fn size_for(sizes: &[String], k: &Kernel) -> Result<Option<Vec<i64>>, CliError> {
+    if sizes.is_empty() {
+        return Ok(None);
+    }
+    let dims = k.out_vars.len();
+    match sizes.iter().find(|s| s.split('x').count() == dims) {
+        Some(s) => parse_size(s, dims).map(Some),
+        None => Err(CliError::Other(format!(
+            "no --size for kernel `{}`, whose output has {dims} dimension(s) (given: {}); add one like `--size {}`",
+            k.name,
+            sizes.join(", "),
+            ["4096", "256x64", "64x32x3"][dims - 1]
         ))),
     }
 }
@@ -262,11 +282,18 @@ pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
         } else if !a.json {
             eprintln!("bench: {}", k.name);
         }
-        let extents = match &a.size {
-            Some(s) => parse_size(s, k.out_vars.len())?,
+        let extents = match size_for(&a.size, k)? {
+            Some(e) => e,
             None => k.bench_extents.clone(),
         };
-        match measure(k, &be, &extents, a.width, halide.as_ref(), a.size.is_some()) {
+        match measure(
+            k,
+            &be,
+            &extents,
+            a.width,
+            halide.as_ref(),
+            !a.size.is_empty(),
+        ) {
             Ok(r) => rows.push(r),
             // Wrong and differing outputs name the kernel already.
             Err(
