@@ -2,6 +2,11 @@
 
 use std::process::Command;
 
+/// `harrow bench --json` output read back with the report's own type.
+fn bench_report(out: &str) -> harrow::cli::bench_report::BenchReport {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
 fn harrow(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
         .args(args)
@@ -357,8 +362,7 @@ fn run_checks_a_kernel_and_bench_reports_json() {
         plot.to_str().expect("a UTF-8 temporary path"),
     ]);
     assert_eq!(code, 0, "{err}");
-    let report: harrow::cli::bench_report::BenchReport =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let report = bench_report(&out);
     let names: Vec<&str> = report.kernels.iter().map(|k| k.name.as_str()).collect();
     assert_eq!(names, ["gaussian3x3", "sobel3x3"], "{out}");
     assert_eq!(report.metric, "time");
@@ -428,8 +432,7 @@ fn arm_neon_compile_run_and_counted_bench() {
         "bench", "--target", "arm-neon", "--only", "sobel3x3", "--size", "64x4", "--json",
     ]);
     assert_eq!(code, 0, "{err}");
-    let report: harrow::cli::bench_report::BenchReport =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let report = bench_report(&out);
     assert_eq!(report.unit, "executed instructions per output element");
     assert_eq!(report.metric, "executed");
     let hot = report.kernels[0].hot_loop.as_ref().expect("a hot loop");
@@ -618,8 +621,7 @@ fn bench_sizes_are_chosen_by_dimension_count() {
         "--json",
     ]);
     assert_eq!(code, 0, "{err}");
-    let report: harrow::cli::bench_report::BenchReport =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let report = bench_report(&out);
     let extents: Vec<(&str, &[i64])> = report
         .kernels
         .iter()

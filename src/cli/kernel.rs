@@ -136,14 +136,7 @@ pub fn compile(
             Ok(s)
         }
         "footprint" => {
-            let setup = kernel::reference::Setup {
-                params: k
-                    .params
-                    .iter()
-                    .map(|p| (p.name.clone(), p.default))
-                    .collect(),
-                extents: k.bench_extents.clone(),
-            };
+            let setup = kernel::reference::Setup::defaults(&k, &k.bench_extents);
             Ok(format!(
                 "# input index ranges for output extents {:?} (parameters at their defaults)\n{}",
                 k.bench_extents,

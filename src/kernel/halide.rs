@@ -85,10 +85,10 @@ impl Halide {
             .arg("--out")
             .arg(dir);
         let printed = crate::isa::toolchain::output_text(cmd).map_err(|e| {
-            // Halide's own error line first: it is what a report's one-line note shows.
+            // Halide's own error line first (a report's note shows the first line). Halide's
+            // errors come as `halide.halide_.HalideError: Error: ...`; anything else (a
+            // Python error) is the script's failure, not Halide's.
             let text = e.to_string();
-            // Halide's own errors come through as `halide.halide_.HalideError: Error: ...`;
-            // anything else (a Python error) is the script's failure, not Halide's.
             match text.lines().rev().find(|l| l.contains("HalideError")) {
                 Some(why) => format!(
                     "Halide 21 cannot compile {kernel} for {t}: {}\n{text}",

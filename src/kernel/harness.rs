@@ -130,14 +130,7 @@ pub const MAX_ELEMENTS: u64 = 1 << 26;
 /// allocated (parameters at their defaults; the other data sets keep extent parameters
 /// small).
 pub fn check_size(k: &Kernel, extents: &[i64]) -> Result<(), KernelError> {
-    let setup = Setup {
-        params: k
-            .params
-            .iter()
-            .map(|p| (p.name.clone(), p.default))
-            .collect(),
-        extents: extents.to_vec(),
-    };
+    let setup = Setup::defaults(k, extents);
     let count = |dims: &[i64]| -> u128 {
         dims.iter()
             .fold(1u128, |n, &e| n.saturating_mul(e.max(0) as u128))
@@ -769,15 +762,7 @@ pub(crate) fn bench_program(
     c.push_str(&main_c(k, target, hb.is_some()));
     let baseline = split.then(|| scalar_file(k, "hv_scalar"));
     let exe = compile_program_with(target, &c, &dir, &k.name, hb.as_ref(), baseline.as_deref())?;
-    let params: HashMap<String, i64> = k
-        .params
-        .iter()
-        .map(|p| (p.name.clone(), p.default))
-        .collect();
-    let setup = Setup {
-        params,
-        extents: extents.to_vec(),
-    };
+    let setup = Setup::defaults(k, extents);
     let fp = reference::footprint(k, &setup);
     let case = Case {
         name: tag.into(),

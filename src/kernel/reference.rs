@@ -59,6 +59,18 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// Every parameter at its default, at the given output extents (what benchmarks use).
+    pub fn defaults(k: &Kernel, extents: &[i64]) -> Setup {
+        Setup {
+            params: k
+                .params
+                .iter()
+                .map(|p| (p.name.clone(), p.default))
+                .collect(),
+            extents: extents.to_vec(),
+        }
+    }
+
     /// The inclusive range of a loop variable.
     pub fn var_range(&self, k: &Kernel, v: &str) -> (i64, i64) {
         if let Some(d) = k.out_vars.iter().position(|x| x == v) {
