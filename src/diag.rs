@@ -18,6 +18,10 @@ pub struct Source {
     pub name: String,
     /// The text.
     pub text: String,
+    /// Byte offset of each line's start, built on first use: loading the built-in
+    /// descriptions asks the line of every one (scanning from the start each time was
+    /// quadratic in the file's length).
+    line_starts: std::sync::OnceLock<Vec<usize>>,
 }
 
 impl Source {
@@ -26,16 +30,31 @@ impl Source {
         Arc::new(Source {
             name: name.into(),
             text: text.into(),
+            line_starts: std::sync::OnceLock::new(),
         })
     }
 
     /// 1-based line and column of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let offset = offset.min(self.text.len());
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rfind('\n').map_or(offset, |nl| offset - nl - 1) + 1;
-        (line, col)
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        // The last line starting at or before the offset.
+        let line = starts.partition_point(|&s| s <= offset);
+        (line, offset - starts[line - 1] + 1)
+    }
+
+    /// The text of 1-based line `n` (without its line break), if there is one.
+    pub fn line(&self, n: usize) -> Option<&str> {
+        self.line_col(0);
+        let starts = self.line_starts.get().expect("line_col built the index");
+        let start = *starts.get(n.checked_sub(1)?)?;
+        let end = starts.get(n).map_or(self.text.len(), |&next| next - 1);
+        let line = &self.text[start..end];
+        Some(line.strip_suffix('\r').unwrap_or(line))
     }
 }
 
@@ -111,3 +130,34 @@ impl fmt::Debug for Diag {
 }
 
 impl std::error::Error for Diag {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_col_counts_lines_and_columns_from_one() {
+        let s = Source::new("t", "ab\ncd\n\nx");
+        let expect = [
+            (0, (1, 1)),
+            (1, (1, 2)),
+            (2, (1, 3)),
+            (3, (2, 1)),
+            (5, (2, 3)),
+            (6, (3, 1)),
+            (7, (4, 1)),
+            (8, (4, 2)),
+            (99, (4, 2)),
+        ];
+        for (offset, lc) in expect {
+            assert_eq!(s.line_col(offset), lc, "offset {offset}");
+        }
+        assert_eq!(Source::new("e", "").line_col(0), (1, 1));
+        assert_eq!(s.line(1), Some("ab"));
+        assert_eq!(s.line(3), Some(""));
+        assert_eq!(s.line(4), Some("x"));
+        assert_eq!(s.line(5), None);
+        assert_eq!(s.line(0), None);
+        assert_eq!(Source::new("crlf", "a\r\nb").line(1), Some("a"));
+    }
+}

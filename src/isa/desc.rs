@@ -171,28 +171,11 @@ pub fn parse_file(src: &Arc<Source>) -> Result<Vec<InstrDecl>, Diag> {
                 load_throughput,
             },
             semantics,
-            doc: doc_above(src, line),
+            doc: crate::rules::parse::doc_above(src, line),
             span: start..end,
         });
     }
     Ok(out)
-}
-
-fn doc_above(src: &Source, line: usize) -> String {
-    let lines: Vec<&str> = src.text.lines().collect();
-    let mut doc = Vec::new();
-    let mut i = line.saturating_sub(1);
-    while i > 0 {
-        let l = lines[i - 1].trim();
-        if let Some(rest) = l.strip_prefix(";;") {
-            doc.push(rest.trim().to_string());
-            i -= 1;
-        } else {
-            break;
-        }
-    }
-    doc.reverse();
-    doc.join(" ")
 }
 
 /// A synthetic rule declaration that carries an entry's types for instantiation.

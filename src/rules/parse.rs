@@ -92,12 +92,13 @@ pub fn parse_file(src: &Arc<Source>) -> Result<Vec<RuleDecl>, Diag> {
 }
 
 /// The `;;` comment lines directly above `line` (1-based), without the markers.
-fn doc_above(src: &Source, line: usize) -> String {
-    let lines: Vec<&str> = src.text.lines().collect();
+/// The `;;` prose on the lines right above 1-based `line`, joined into one line (rule and
+/// description files document their entries so).
+pub fn doc_above(src: &Source, line: usize) -> String {
     let mut doc = Vec::new();
     let mut i = line.saturating_sub(1);
     while i > 0 {
-        let l = lines[i - 1].trim();
+        let l = src.line(i).unwrap_or("").trim();
         if let Some(rest) = l.strip_prefix(";;") {
             doc.push(rest.trim().to_string());
             i -= 1;
