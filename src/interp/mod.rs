@@ -227,6 +227,40 @@ pub fn eval(e: &Expr, env: &Env) -> Result<Value, EvalError> {
     Ok(Rc::try_unwrap(v).unwrap_or_else(|rc| (*rc).clone()))
 }
 
+/// Evaluates many expressions in one environment, each distinct node once across all of
+/// them: selection validates candidate after candidate over the same operands.
+pub struct CachedEval {
+    env: Env,
+    memo: HashMap<usize, Rc<Value>>,
+    /// Every expression evaluated: node ids are addresses, and holding the roots keeps
+    /// the memoized nodes (and so their ids) alive.
+    roots: Vec<Expr>,
+}
+
+impl CachedEval {
+    /// An evaluator over `env` with nothing evaluated yet.
+    pub fn new(env: Env) -> Self {
+        CachedEval {
+            env,
+            memo: HashMap::new(),
+            roots: Vec::new(),
+        }
+    }
+
+    /// The value of `e`, reusing every node value computed before.
+    pub fn eval(&mut self, e: &Expr) -> Result<Rc<Value>, EvalError> {
+        self.roots.push(e.clone());
+        let mut ev = Evaluator {
+            env: &self.env,
+            scopes: Vec::new(),
+            memo: std::mem::take(&mut self.memo),
+        };
+        let r = ev.eval(e);
+        self.memo = ev.memo;
+        r
+    }
+}
+
 struct Evaluator<'a> {
     env: &'a Env,
     /// Let-bound values, innermost last.

@@ -174,7 +174,19 @@ fn inline_rec(e: &Expr, memo: &mut HashMap<usize, Expr>) -> Expr {
     r
 }
 
-/// True if any node in the DAG satisfies `pred`.
-pub fn any_node(root: &Expr, pred: impl FnMut(&Expr) -> bool) -> bool {
-    post_order(root).iter().any(pred)
+/// True if any node in the DAG satisfies `pred` (which should not have side effects:
+/// the search stops at the first node that does, in no particular order).
+pub fn any_node(root: &Expr, mut pred: impl FnMut(&Expr) -> bool) -> bool {
+    let mut seen = crate::util::idhash::IdSet::default();
+    let mut stack = vec![root.clone()];
+    while let Some(e) = stack.pop() {
+        if !seen.insert(e.id()) {
+            continue;
+        }
+        if pred(&e) {
+            return true;
+        }
+        stack.extend(e.args().iter().rev().cloned());
+    }
+    false
 }

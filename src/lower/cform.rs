@@ -7,6 +7,8 @@ use std::collections::HashSet;
 use crate::ir::{Expr, Op};
 use crate::types::Elem;
 
+use super::lanes::SplatFolder;
+
 /// The C infix operator of a binary operator that C writes infix (arithmetic, bitwise,
 /// comparisons).
 pub fn c_operator(op: &Op) -> Option<&'static str> {
@@ -50,7 +52,12 @@ pub fn saturating_builtin(e: &Expr) -> Option<&'static str> {
 /// The FPIR node `e`'s definition in primitive operators, with splatted constants folded
 /// (what the emitter writes, and what `lane_loop_reason` inspects).
 pub fn folded_definition(e: &Expr) -> Expr {
-    super::lanes::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()))
+    folded_definition_with(e, &mut SplatFolder::default())
+}
+
+/// [`folded_definition`], folding with `folder` (which remembers the nodes it folded).
+pub fn folded_definition_with(e: &Expr, folder: &mut SplatFolder) -> Expr {
+    folder.fold(&crate::fpir::definition(e.op(), e.ty(), e.args()))
 }
 
 /// The divisor of a division or remainder by the same positive constant in every lane.
@@ -95,6 +102,11 @@ fn direct_vector_form(e: &Expr) -> bool {
 /// bit counts, division by a non-constant, operations on 128-bit lanes (64-bit FPIR
 /// definitions), boolean arithmetic and horizontal reductions.
 pub fn lane_loop_reason(e: &Expr) -> Option<&'static str> {
+    lane_loop_reason_with(e, &mut SplatFolder::default())
+}
+
+/// [`lane_loop_reason`], folding definitions with `folder`.
+pub fn lane_loop_reason_with(e: &Expr, folder: &mut SplatFolder) -> Option<&'static str> {
     let t = e.ty();
     if t.is_scalar() || direct_vector_form(e) {
         return None;
@@ -120,7 +132,7 @@ pub fn lane_loop_reason(e: &Expr) -> Option<&'static str> {
             if saturating_builtin(e).is_some() {
                 return None;
             }
-            let def = folded_definition(e);
+            let def = folded_definition_with(e, folder);
             // Neon and AVX2 have no 64-bit lane multiply: written as vector code the
             // product is scalarized, while clang turns the lane loop into widening
             // multiplies (smull, vpmuldq).
@@ -132,7 +144,7 @@ pub fn lane_loop_reason(e: &Expr) -> Option<&'static str> {
                 );
             }
             let leaves: HashSet<usize> = e.args().iter().map(|a| a.id()).collect();
-            definition_reason(&def, &leaves, &mut HashSet::new())
+            definition_reason(&def, &leaves, &mut HashSet::new(), folder)
         }
         _ => Some("no vector form in C"),
     }
@@ -144,14 +156,15 @@ fn definition_reason(
     e: &Expr,
     leaves: &HashSet<usize>,
     seen: &mut HashSet<usize>,
+    folder: &mut SplatFolder,
 ) -> Option<&'static str> {
     if leaves.contains(&e.id()) || !seen.insert(e.id()) {
         return None;
     }
     for a in e.args() {
-        if let Some(r) = definition_reason(a, leaves, seen) {
+        if let Some(r) = definition_reason(a, leaves, seen, folder) {
             return Some(r);
         }
     }
-    lane_loop_reason(e)
+    lane_loop_reason_with(e, folder)
 }

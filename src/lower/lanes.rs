@@ -2,8 +2,6 @@
 //! index arithmetic, dense loads and splatted constants. The bottom of `lower`: every
 //! pass reads these and they read no pass.
 
-use std::collections::HashMap;
-
 use crate::ir::{Expr, Op, mk};
 use crate::types::Elem;
 
@@ -97,13 +95,55 @@ pub fn mul_i32(a: &Expr, k: i64) -> Expr {
 /// Replaces constant sub-expressions whose lanes are all equal by `broadcast(constant)`,
 /// so that rules see immediates (`u16(x1(1))` is the shift amount `x16(1)`).
 pub fn fold_splats(e: &Expr) -> Expr {
-    let mut constant: HashMap<usize, bool> = HashMap::new();
-    let r: Result<Expr, crate::ir::TypeError> = crate::ir::visit::rebuild(e, |n, args| {
+    SplatFolder::default().fold(e)
+}
+
+/// [`fold_splats`] of many expressions that share nodes, each node folded once: selection
+/// folds the definition of every FPIR node it meets, over operands as deep as the kernel.
+#[derive(Default)]
+pub struct SplatFolder {
+    /// Each node folded so far: the node (kept alive, as its id is its address), its
+    /// folded form, and whether it is a constant.
+    folded: crate::util::idhash::IdMap<usize, (Expr, Expr, bool)>,
+}
+
+impl SplatFolder {
+    /// `e` with its splatted constants folded.
+    pub fn fold(&mut self, e: &Expr) -> Expr {
+        let mut stack = vec![e.clone()];
+        while let Some(top) = stack.last() {
+            if self.folded.contains_key(&top.id()) {
+                stack.pop();
+                continue;
+            }
+            let missing: Vec<Expr> = top
+                .args()
+                .iter()
+                .filter(|a| !self.folded.contains_key(&a.id()))
+                .cloned()
+                .collect();
+            if missing.is_empty() {
+                let n = stack.pop().expect("the loop saw a top");
+                let entry = self.fold_node(&n);
+                self.folded.insert(n.id(), entry);
+            } else {
+                stack.extend(missing);
+            }
+        }
+        self.folded[&e.id()].1.clone()
+    }
+
+    /// The entry of `n`, whose operands are folded.
+    fn fold_node(&self, n: &Expr) -> (Expr, Expr, bool) {
         let c = match n.op() {
             Op::Var(_) | Op::Load(..) | Op::Let(..) => false,
-            _ => n.args().iter().all(|a| constant[&a.id()]),
+            _ => n.args().iter().all(|a| self.folded[&a.id()].2),
         };
-        constant.insert(n.id(), c);
+        let args: Vec<Expr> = n
+            .args()
+            .iter()
+            .map(|a| self.folded[&a.id()].1.clone())
+            .collect();
         // A kernel's weight (read from memory, or a parameter) widened to half words,
         // splatted: convert the scalar and splat it (one `vsplat`) rather than converting
         // the splat, whose narrow lanes may be converted one by one. Wider conversions
@@ -115,24 +155,25 @@ pub fn fold_splats(e: &Expr) -> Expr {
             && matches!(args[0].arg(0).op(), Op::Load(..) | Op::Var(_))
             && args[0].arg(0).ty().is_scalar()
         {
-            return Ok(args[0].arg(0).cast(n.ty().elem).broadcast(n.ty().lanes));
+            let f = args[0].arg(0).cast(n.ty().elem).broadcast(n.ty().lanes);
+            return (n.clone(), f, c);
         }
-        let rebuilt = n.with_args(args)?;
+        let rebuilt = n.with_args(args).expect("folding keeps types");
         if !c || n.args().is_empty() || n.ty().elem == Elem::Bool {
-            return Ok(rebuilt);
+            return (n.clone(), rebuilt, c);
         }
         let Ok(v) = crate::interp::eval(n, &crate::interp::Env::new()) else {
-            return Ok(rebuilt);
+            return (n.clone(), rebuilt, c);
         };
         if v.lanes.iter().all(|&b| b == v.lanes[0]) && !n.ty().elem.is_internal() {
             let k = Expr::bits(n.ty().elem, v.lanes[0]);
-            return Ok(if n.ty().is_scalar() {
+            let f = if n.ty().is_scalar() {
                 k
             } else {
                 k.broadcast(n.ty().lanes)
-            });
+            };
+            return (n.clone(), f, c);
         }
-        Ok(rebuilt)
-    });
-    r.expect("folding keeps types")
+        (n.clone(), rebuilt, c)
+    }
 }

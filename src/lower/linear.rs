@@ -351,12 +351,17 @@ pub fn strided_source(taps: &[Expr]) -> Option<Expr> {
     ok.then(|| src.clone())
 }
 
+/// How many random environments validation evaluates in.
+pub const VALIDATION_SEEDS: u64 = 6;
+/// The seed of the first.
+pub const VALIDATION_SEED: u64 = 0x5eed;
+
 /// Translation validation by evaluation: the rebuilt sum must give the original's lanes on
 /// random and edge-case inputs (the instructions evaluate by their qemu-checked
 /// descriptions). The construction is exact by design; this guards its bookkeeping.
 pub fn agrees(e: &Expr, cand: &Expr) -> bool {
-    (0..6).all(|seed| {
-        let env = crate::interp::random_env(e, 0x5eed + seed, &[]);
+    (0..VALIDATION_SEEDS).all(|seed| {
+        let env = crate::interp::random_env(e, VALIDATION_SEED + seed, &[]);
         match (
             crate::interp::eval(e, &env),
             crate::interp::eval(cand, &env),

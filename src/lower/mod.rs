@@ -195,7 +195,8 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
             .insert(prepare::CHUNK_VAR.into(), (0, last as i128));
     }
     let mut sel = select::Selector::new(&backend.rules, backend.target.register_bits(), bounds)
-        .with_strategies(backend.strategies.clone(), backend.instrs.clone());
+        .with_strategies(backend.strategies.clone(), backend.instrs.clone())
+        .with_validation_inputs(&prepared.chunk);
     if backend.target.folds_widening_loads() {
         sel = sel.with_folded_widening_loads();
     }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 
 use std::sync::Arc;
 
-use super::lanes::{is_dense, shift_amount};
+use super::lanes::{SplatFolder, is_dense, shift_amount};
 use super::parts::{concat_part, load_part};
 use super::strategy::{Context, Proposal, Strategy};
 use crate::bounds::{Bounds, Intervals};
@@ -41,6 +41,11 @@ pub fn instr_cost(i: &crate::isa::Instr) -> f64 {
 /// Cost of writing a node with generic C (clang chooses the instructions). Deliberately
 /// above a described instruction's, so that described instructions win when they apply.
 pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
+    generic_cost_with(e, register_bits, &mut SplatFolder::default())
+}
+
+/// [`generic_cost`], folding FPIR definitions with `folder`.
+fn generic_cost_with(e: &Expr, register_bits: u32, folder: &mut SplatFolder) -> f64 {
     let t = e.ty();
     if t.is_scalar() {
         return 0.0;
@@ -115,7 +120,7 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
         // A loop over lanes moves every lane out of and back into a register around a
         // scalar computation of several operations (`cform::lane_loop_reason` says which
         // nodes are written so).
-        _ if super::cform::lane_loop_reason(e).is_some() => 2.0 * regs + 2.0 * lanes,
+        _ if super::cform::lane_loop_reason_with(e, folder).is_some() => 2.0 * regs + 2.0 * lanes,
         // Everything else is whole-vector C of the operation's definition.
         _ => 2.0 * regs + lanes / 2.0,
     }
@@ -126,29 +131,149 @@ pub fn generic_cost(e: &Expr, register_bits: u32) -> f64 {
 /// (`Target::folds_widening_loads`), generic widening casts of dense loads cost what the
 /// folded instruction clang makes of them costs.
 pub fn dag_cost(e: &Expr, register_bits: u32, fold_widening_loads: bool) -> f64 {
-    let mut constant: IdMap<usize, bool> = IdMap::default();
-    let mut materialized: IdSet<usize> = IdSet::default();
-    let mut total = 0.0;
-    for n in crate::ir::visit::post_order(e) {
-        let c = match n.op() {
-            Op::Var(_) | Op::Load(..) => false,
-            _ => n.args().iter().all(|a| constant[&a.id()]),
-        };
-        constant.insert(n.id(), c);
-        if !c {
-            total += folded_load_cost(&n, register_bits, fold_widening_loads)
-                .unwrap_or_else(|| generic_cost(&n, register_bits));
-            // A tie-breaker far below any instruction's cost: a vector constant operand
-            // takes a register that a scalar-operand form does not (prefer `vmpyi(h, b)`
-            // with the constant in a scalar register to `vmpyi(h, h)` with a splat).
-            for a in n.args() {
-                if constant[&a.id()] && !a.ty().is_scalar() && materialized.insert(a.id()) {
-                    total += 0.01;
-                }
+    DagCosts::new(register_bits, fold_widening_loads).cost(e)
+}
+
+/// [`dag_cost`] of many DAGs that share nodes, memoized per node.
+///
+/// Selection prices every candidate of every node by the cost of its whole selected DAG.
+/// Walking that DAG for each candidate made selection quadratic in the depth of a kernel
+/// (a 7x7 stencil spent 40% of its compile time in the walks). Instead each node keeps the
+/// list of the nodes its DAG pays for, and a new node joins its operands' lists: sharing
+/// is still counted once, and no node is priced twice.
+///
+/// The lists are in the order a post-order walk meets the nodes, and the sum is taken in
+/// that order: the same floating-point sum as a walk, so candidates that tie up to
+/// rounding are chosen exactly as before (selection's choices depend on such ties).
+pub struct DagCosts {
+    register_bits: u32,
+    fold_widening_loads: bool,
+    nodes: IdMap<usize, NodeCost>,
+    /// Folds the FPIR definitions the costs inspect (`cform::lane_loop_reason`).
+    folder: SplatFolder,
+}
+
+/// What one node's DAG costs.
+struct NodeCost {
+    /// The node (its id is an address: holding it keeps the id from being reused).
+    _expr: Expr,
+    /// Whether the node is a constant (free; clang folds it).
+    constant: bool,
+    /// The nodes its DAG pays for and what each costs, in post-order: every non-constant
+    /// node, and after each the vector constants it is the first to read.
+    paid: Arc<[(usize, f64)]>,
+    /// The sum of `paid`, in order.
+    total: f64,
+}
+
+/// A tie-breaker far below any instruction's cost: a vector constant operand takes a
+/// register that a scalar-operand form does not (prefer `vmpyi(h, b)` with the constant in
+/// a scalar register to `vmpyi(h, h)` with a splat).
+const MATERIALIZED_CONSTANT: f64 = 0.01;
+
+impl DagCosts {
+    /// An empty memo for registers of `register_bits`.
+    pub fn new(register_bits: u32, fold_widening_loads: bool) -> Self {
+        DagCosts {
+            register_bits,
+            fold_widening_loads,
+            nodes: IdMap::default(),
+            folder: SplatFolder::default(),
+        }
+    }
+
+    /// The folder of FPIR definitions, shared with the selection the costs serve.
+    pub fn folder(&mut self) -> &mut SplatFolder {
+        &mut self.folder
+    }
+
+    /// The cost of `e`'s DAG.
+    pub fn cost(&mut self, e: &Expr) -> f64 {
+        self.price(e);
+        self.nodes[&e.id()].total
+    }
+
+    /// Prices `e` and every node below it not priced yet (an explicit stack: expressions
+    /// nest deeply).
+    fn price(&mut self, e: &Expr) {
+        let mut stack = vec![e.clone()];
+        while let Some(top) = stack.last() {
+            if self.nodes.contains_key(&top.id()) {
+                stack.pop();
+                continue;
+            }
+            let missing: Vec<Expr> = top
+                .args()
+                .iter()
+                .filter(|a| !self.nodes.contains_key(&a.id()))
+                .cloned()
+                .collect();
+            if missing.is_empty() {
+                let n = stack.pop().expect("the loop saw a top");
+                let cost = self.node_cost(&n);
+                self.nodes.insert(n.id(), cost);
+            } else {
+                stack.extend(missing);
             }
         }
     }
-    total
+
+    /// The cost of `n`, whose operands are priced.
+    fn node_cost(&mut self, n: &Expr) -> NodeCost {
+        let constant = match n.op() {
+            Op::Var(_) | Op::Load(..) => false,
+            _ => n.args().iter().all(|a| self.nodes[&a.id()].constant),
+        };
+        if constant {
+            return NodeCost {
+                _expr: n.clone(),
+                constant,
+                paid: Arc::new([]),
+                total: 0.0,
+            };
+        }
+        let own = folded_load_cost(n, self.register_bits, self.fold_widening_loads)
+            .unwrap_or_else(|| generic_cost_with(n, self.register_bits, &mut self.folder));
+        let lists: Vec<&Arc<[(usize, f64)]>> = n
+            .args()
+            .iter()
+            .map(|a| &self.nodes[&a.id()])
+            .filter(|info| !info.constant)
+            .map(|info| &info.paid)
+            .collect();
+        let mut paid: Vec<(usize, f64)> =
+            Vec::with_capacity(lists.iter().map(|l| l.len()).sum::<usize>() + 1);
+        let mut seen: IdSet<usize> = IdSet::default();
+        match lists.as_slice() {
+            // One operand's list is already free of repeats.
+            [only] => paid.extend_from_slice(only),
+            _ => {
+                for list in &lists {
+                    paid.extend(list.iter().filter(|(id, _)| seen.insert(*id)));
+                }
+            }
+        }
+        paid.push((n.id(), own));
+        for a in n.args() {
+            if self.nodes[&a.id()].constant && !a.ty().is_scalar() {
+                let first = if lists.len() == 1 {
+                    !paid.iter().any(|&(id, _)| id == a.id())
+                } else {
+                    seen.insert(a.id())
+                };
+                if first {
+                    paid.push((a.id(), MATERIALIZED_CONSTANT));
+                }
+            }
+        }
+        let total = paid.iter().fold(0.0, |t, &(_, c)| t + c);
+        NodeCost {
+            _expr: n.clone(),
+            constant,
+            paid: paid.into(),
+            total,
+        }
+    }
 }
 
 /// The cost of an instruction whose operand is a dense load it reads from memory, where
@@ -201,8 +326,12 @@ pub struct Selector<'r> {
     inner_sums: IdMap<usize, Expr>,
     memo: IdMap<usize, (Expr, Selected)>,
     active: IdSet<usize>,
-    /// Whether generic widening casts of loads are priced as folded loads.
-    fold_widening_loads: bool,
+    /// Inputs for validating checked proposals by evaluation (six random environments
+    /// over the whole expression, each remembering the values it computed), when set.
+    validation: Option<Vec<crate::interp::CachedEval>>,
+    /// The costs of selected DAGs (whether generic widening casts of loads are priced as
+    /// folded loads is its setting).
+    costs: DagCosts,
 }
 
 impl<'r> Selector<'r> {
@@ -219,7 +348,8 @@ impl<'r> Selector<'r> {
             memo: IdMap::default(),
             active: IdSet::default(),
             inner_sums: IdMap::default(),
-            fold_widening_loads: false,
+            costs: DagCosts::new(register_bits, false),
+            validation: None,
         }
     }
 
@@ -238,8 +368,37 @@ impl<'r> Selector<'r> {
     /// Prices generic widening casts of dense loads as the folded loads clang makes of
     /// them, for targets whose widening instructions read memory directly.
     pub fn with_folded_widening_loads(mut self) -> Self {
-        self.fold_widening_loads = true;
+        self.costs = DagCosts::new(self.register_bits, true);
         self
+    }
+
+    /// Validates checked proposals on random inputs to `root`'s variables and buffers,
+    /// evaluating each node once over all the checks (a checked proposal is otherwise
+    /// evaluated from scratch with its operands: quadratic in a long sum).
+    pub fn with_validation_inputs(mut self, root: &Expr) -> Self {
+        self.validation = Some(
+            (0..super::linear::VALIDATION_SEEDS)
+                .map(|k| {
+                    let env =
+                        crate::interp::random_env(root, super::linear::VALIDATION_SEED + k, &[]);
+                    crate::interp::CachedEval::new(env)
+                })
+                .collect(),
+        );
+        self
+    }
+
+    /// Whether `form` computes what `e` computes on the validation inputs.
+    fn agrees(&mut self, e: &Expr, form: &Expr) -> bool {
+        let Some(evals) = &mut self.validation else {
+            return super::linear::agrees(e, form);
+        };
+        evals
+            .iter_mut()
+            .all(|ev| match (ev.eval(e), ev.eval(form)) {
+                (Ok(a), Ok(b)) => a.lanes == b.lanes,
+                _ => false,
+            })
     }
 
     /// The cheapest implementation of `e`.
@@ -286,7 +445,7 @@ impl<'r> Selector<'r> {
             && let Some(part) = concat_part(&args[0].expr, *start, e.ty().lanes)
         {
             return Selected {
-                cost: dag_cost(&part, self.register_bits, self.fold_widening_loads),
+                cost: self.costs.cost(&part),
                 expr: part,
             };
         }
@@ -294,7 +453,7 @@ impl<'r> Selector<'r> {
             .with_args(args.iter().map(|a| a.expr.clone()).collect())
             .expect("selection keeps types");
         let mut best = Selected {
-            cost: dag_cost(&expr, self.register_bits, self.fold_widening_loads),
+            cost: self.costs.cost(&expr),
             expr,
         };
         if !self.active.insert(e.id()) {
@@ -332,12 +491,12 @@ impl<'r> Selector<'r> {
                 Proposal::Instructions(x) => (self.select_rhs(&x), x),
                 Proposal::Checked(_) => continue,
             };
-            if cand.cost < best.cost && (!check || super::linear::agrees(e, &form)) {
+            if cand.cost < best.cost && (!check || self.agrees(e, &form)) {
                 best = cand;
             }
         }
         if e.op().is_fpir() {
-            let def = super::lanes::fold_splats(&crate::fpir::definition(e.op(), e.ty(), e.args()));
+            let def = super::cform::folded_definition_with(e, self.costs.folder());
             let cand = self.select(&def);
             if cand.cost < best.cost {
                 best = cand;
@@ -351,7 +510,7 @@ impl<'r> Selector<'r> {
     fn select_rhs(&mut self, e: &Expr) -> Selected {
         let expr = self.select_rhs_expr(e);
         Selected {
-            cost: dag_cost(&expr, self.register_bits, self.fold_widening_loads),
+            cost: self.costs.cost(&expr),
             expr,
         }
     }
@@ -369,5 +528,98 @@ impl<'r> Selector<'r> {
     /// Bounds used by predicates (exposed for reports).
     pub fn bounds(&mut self) -> &mut dyn Bounds {
         &mut self.bounds
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::mk;
+    use crate::lower::prepare::tests::entry;
+
+    /// The cost of a DAG by one post-order walk, as selection priced candidates before
+    /// [`DagCosts`]: the reference the memoized costs must equal bit for bit.
+    fn walked_cost(e: &Expr, register_bits: u32) -> f64 {
+        let mut constant: IdMap<usize, bool> = IdMap::default();
+        let mut materialized: IdSet<usize> = IdSet::default();
+        let mut total = 0.0;
+        for n in crate::ir::visit::post_order(e) {
+            let c = match n.op() {
+                Op::Var(_) | Op::Load(..) => false,
+                _ => n.args().iter().all(|a| constant[&a.id()]),
+            };
+            constant.insert(n.id(), c);
+            if !c {
+                total += folded_load_cost(&n, register_bits, false)
+                    .unwrap_or_else(|| generic_cost(&n, register_bits));
+                for a in n.args() {
+                    if constant[&a.id()] && !a.ty().is_scalar() && materialized.insert(a.id()) {
+                        total += MATERIALIZED_CONSTANT;
+                    }
+                }
+            }
+        }
+        total
+    }
+
+    #[test]
+    fn memoized_dag_costs_equal_a_walk_and_count_shared_nodes_once() {
+        let exprs = [
+            "((uint16)in_u16(x) * (uint16)3) + (((uint16)in_u16(x) * (uint16)3) >> (uint16)2)",
+            "absd((uint8)in_u8(x), (uint8)in_u8(x + 1)) + min((uint8)in_u8(x), (uint8)in_u8(x + 1))",
+            "rounding_shift_right(int32((int16)in_i16(x)) * (int32)7 + int32((int16)in_i16(x + 1)), (int32)3)",
+            "select((uint8)in_u8(x) > (uint8)9, (uint8)in_u8(x) - (uint8)9, (uint8)in_u8(x + 2) + (uint8)1)",
+        ];
+        // One memo over all of them, as in a selection: nodes shared between expressions
+        // are priced once and reused.
+        let mut costs = DagCosts::new(256, false);
+        for text in exprs {
+            let e = crate::lower::lanes::fold_splats(&entry(text, 16));
+            for n in crate::ir::visit::post_order(&e) {
+                let walked = walked_cost(&n, 256);
+                let memo = costs.cost(&n);
+                assert_eq!(memo.to_bits(), walked.to_bits(), "{n}: {memo} vs {walked}");
+            }
+        }
+        // A value used twice is paid once.
+        let x = entry("(uint16)in_u16(x) * (uint16)in_u16(x + 1)", 16);
+        let twice = mk(Op::Add, vec![x.clone(), x.clone()]);
+        let once = costs.cost(&x);
+        assert_eq!(costs.cost(&twice), once + generic_cost(&twice, 256));
+    }
+
+    #[test]
+    fn a_folder_folds_as_fold_splats_does_when_reused() {
+        let mut folder = SplatFolder::default();
+        for text in [
+            "(uint16)in_u16(x) + (uint16)((uint8)3 + (uint8)4)",
+            "int16((uint8)in_u8(x)) * int16((int8)2)",
+            "(uint16)in_u16(x) + (uint16)((uint8)3 + (uint8)4) * (uint16)in_u16(x + 1)",
+        ] {
+            let e = entry(text, 8);
+            assert_eq!(folder.fold(&e), crate::lower::lanes::fold_splats(&e), "{e}");
+            assert_eq!(folder.fold(&e), crate::lower::lanes::fold_splats(&e), "{e}");
+        }
+    }
+
+    #[test]
+    fn validation_reuses_values_and_rejects_a_wrong_form() {
+        let e = entry("(uint16)in_u16(x) * (uint16)4 + (uint16)in_u16(x + 1)", 8);
+        let rules = RuleSet::default();
+        let mut sel = Selector::new(&rules, 128, Intervals::new()).with_validation_inputs(&e);
+        let shifted = entry(
+            "((uint16)in_u16(x) << (uint16)2) + (uint16)in_u16(x + 1)",
+            8,
+        );
+        let wrong = entry(
+            "((uint16)in_u16(x) << (uint16)3) + (uint16)in_u16(x + 1)",
+            8,
+        );
+        assert!(sel.agrees(&e, &shifted));
+        assert!(!sel.agrees(&e, &wrong));
+        assert!(
+            sel.agrees(&e, &shifted),
+            "asked again, from remembered values"
+        );
     }
 }
