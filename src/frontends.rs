@@ -76,15 +76,15 @@ pub enum Outcome {
     Refused(String),
 }
 
-/// The backend accepted inputs are compiled for: built once per process, since building
-/// it costs far more than one input.
+/// The backend accepted inputs are compiled for (the default target's): built once per
+/// process, since building it costs far more than one input.
 static BACKEND: LazyLock<Option<Arc<Backend>>> =
-    LazyLock::new(|| crate::targets::backend("x86-avx2").ok());
+    LazyLock::new(|| crate::targets::backend(crate::targets::DEFAULT_TARGET).ok());
 
-/// Every instruction of the x86 family (all features), which lowering rules may call:
-/// hand-written rule files are written once for every variant of a family.
-static X86_INSTRS: LazyLock<Option<Arc<crate::ir::instr::InstrTable>>> = LazyLock::new(|| {
-    let reg = crate::targets::lookup("x86-avx2").ok()?;
+/// Every instruction of the default target's family (all features), which lowering rules
+/// may call: hand-written rule files are written once for every variant of a family.
+static FAMILY_INSTRS: LazyLock<Option<Arc<crate::ir::instr::InstrTable>>> = LazyLock::new(|| {
+    let reg = crate::targets::lookup(crate::targets::DEFAULT_TARGET).ok()?;
     Some(Arc::new((reg.family.isa)().ok()?.table()))
 });
 
@@ -171,13 +171,15 @@ fn run(fe: FrontEnd, src: &Arc<Source>) -> Result<(), Diag> {
             // rules that may call instructions (`harrow compile --rules`): both run, and
             // the file is accepted if either accepts it.
             let as_lift = RuleSet::load(src, RuleKind::Lift);
-            let as_lower = RuleSet::load_with(src, RuleKind::Lower, X86_INSTRS.as_ref());
+            let as_lower = RuleSet::load_with(src, RuleKind::Lower, FAMILY_INSTRS.as_ref());
             if as_lift.is_err() {
                 as_lower?;
             }
         }
         FrontEnd::Isa => {
-            crate::isa::Isa::load("x86", std::slice::from_ref(src))?;
+            // Read as the default target's family (the registry's first).
+            let family = crate::targets::REGISTRY[0].family.name;
+            crate::isa::Isa::load(family, std::slice::from_ref(src))?;
         }
         FrontEnd::Kernel => {
             let k = crate::kernel::parse(src)?;

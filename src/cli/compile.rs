@@ -18,7 +18,7 @@ pub struct CompileArgs {
     /// Inputs.
     pub inputs: InputArgs,
     /// Target (the list is read from the target registry when the command line is built).
-    #[arg(long, default_value = "x86-avx2")]
+    #[arg(long, default_value = crate::targets::DEFAULT_TARGET)]
     pub target: String,
     /// What to print: `c` (a C function), `asm` (clang-19's assembly of it), or `ir` (the
     /// selected instructions); for kernels also `scalar-c` (the plain C baseline) and

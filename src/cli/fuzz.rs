@@ -18,7 +18,7 @@ use crate::lower;
 #[derive(Args, Debug)]
 pub struct FuzzArgs {
     /// Target (the list is read from the target registry when the command line is built).
-    #[arg(long, default_value = "x86-avx2")]
+    #[arg(long, default_value = crate::targets::DEFAULT_TARGET)]
     pub target: String,
     /// How many kernels to generate.
     #[arg(long, default_value_t = 20)]

@@ -17,7 +17,7 @@ pub struct RunArgs {
     /// The kernel file (`.hk`).
     pub kernel: PathBuf,
     /// Target (the list is read from the target registry when the command line is built).
-    #[arg(long, default_value = "x86-avx2")]
+    #[arg(long, default_value = crate::targets::DEFAULT_TARGET)]
     pub target: String,
     /// Output extents, `W`, `WxH` or `WxHxD` (default: a small odd size, so tails are
     /// exercised).
@@ -35,7 +35,7 @@ pub struct RunArgs {
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Target (the list is read from the target registry when the command line is built).
-    #[arg(long, default_value = "x86-avx2")]
+    #[arg(long, default_value = crate::targets::DEFAULT_TARGET)]
     pub target: String,
     /// Only the kernel with this name (repeatable).
     #[arg(long, value_name = "NAME")]

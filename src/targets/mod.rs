@@ -48,6 +48,9 @@ pub struct Registration {
 /// Every target harrow compiles for, in the order the command line lists them.
 pub static REGISTRY: &[Registration] = &[x86::AVX2, x86::AVX512, arm::NEON, hvx::HVX, riscv_v::RVV];
 
+/// The target the command line uses when none is given: the registry's first.
+pub const DEFAULT_TARGET: &str = REGISTRY[0].spec.name;
+
 /// Why a target or family could not be had.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
