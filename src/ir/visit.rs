@@ -8,6 +8,13 @@ use crate::types::{Elem, Type};
 
 /// Every distinct node reachable from `root`, children before parents.
 pub fn post_order(root: &Expr) -> Vec<Expr> {
+    post_order_unknown(root, |_| false)
+}
+
+/// The nodes of the DAG in post-order, without the nodes `known` accepts and the nodes
+/// reachable only through them: what a memo over nodes has not seen yet, in an order in
+/// which each node comes after its operands.
+pub fn post_order_unknown(root: &Expr, known: impl Fn(&Expr) -> bool) -> Vec<Expr> {
     let mut out = Vec::new();
     let mut seen = crate::util::idhash::IdSet::default();
     // Explicit stack: expressions from the corpus nest deeply enough to matter.
@@ -17,7 +24,7 @@ pub fn post_order(root: &Expr) -> Vec<Expr> {
             out.push(e);
             continue;
         }
-        if !seen.insert(e.id()) {
+        if known(&e) || !seen.insert(e.id()) {
             continue;
         }
         stack.push((e.clone(), true));

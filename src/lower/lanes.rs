@@ -110,25 +110,9 @@ pub struct SplatFolder {
 impl SplatFolder {
     /// `e` with its splatted constants folded.
     pub fn fold(&mut self, e: &Expr) -> Expr {
-        let mut stack = vec![e.clone()];
-        while let Some(top) = stack.last() {
-            if self.folded.contains_key(&top.id()) {
-                stack.pop();
-                continue;
-            }
-            let missing: Vec<Expr> = top
-                .args()
-                .iter()
-                .filter(|a| !self.folded.contains_key(&a.id()))
-                .cloned()
-                .collect();
-            if missing.is_empty() {
-                let n = stack.pop().expect("the loop saw a top");
-                let entry = self.fold_node(&n);
-                self.folded.insert(n.id(), entry);
-            } else {
-                stack.extend(missing);
-            }
+        for n in crate::ir::visit::post_order_unknown(e, |n| self.folded.contains_key(&n.id())) {
+            let entry = self.fold_node(&n);
+            self.folded.insert(n.id(), entry);
         }
         self.folded[&e.id()].1.clone()
     }

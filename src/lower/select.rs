@@ -193,28 +193,12 @@ impl DagCosts {
         self.nodes[&e.id()].total
     }
 
-    /// Prices `e` and every node below it not priced yet (an explicit stack: expressions
-    /// nest deeply).
+    /// Prices `e` and every node below it not priced yet (operands first, without
+    /// recursion: expressions nest deeply).
     fn price(&mut self, e: &Expr) {
-        let mut stack = vec![e.clone()];
-        while let Some(top) = stack.last() {
-            if self.nodes.contains_key(&top.id()) {
-                stack.pop();
-                continue;
-            }
-            let missing: Vec<Expr> = top
-                .args()
-                .iter()
-                .filter(|a| !self.nodes.contains_key(&a.id()))
-                .cloned()
-                .collect();
-            if missing.is_empty() {
-                let n = stack.pop().expect("the loop saw a top");
-                let cost = self.node_cost(&n);
-                self.nodes.insert(n.id(), cost);
-            } else {
-                stack.extend(missing);
-            }
+        for n in crate::ir::visit::post_order_unknown(e, |n| self.nodes.contains_key(&n.id())) {
+            let cost = self.node_cost(&n);
+            self.nodes.insert(n.id(), cost);
         }
     }
 
