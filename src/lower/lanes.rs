@@ -128,6 +128,11 @@ impl SplatFolder {
             .iter()
             .map(|a| self.folded[&a.id()].1.clone())
             .collect();
+        (n.clone(), Self::folded_node(n, args, c), c)
+    }
+
+    /// `n` over its folded operands `args`, folded itself; `constant` says whether it is.
+    fn folded_node(n: &Expr, args: Vec<Expr>, constant: bool) -> Expr {
         // A kernel's weight (read from memory, or a parameter) widened to half words,
         // splatted: convert the scalar and splat it (one `vsplat`) rather than converting
         // the splat, whose narrow lanes may be converted one by one. Wider conversions
@@ -139,25 +144,23 @@ impl SplatFolder {
             && matches!(args[0].arg(0).op(), Op::Load(..) | Op::Var(_))
             && args[0].arg(0).ty().is_scalar()
         {
-            let f = args[0].arg(0).cast(n.ty().elem).broadcast(n.ty().lanes);
-            return (n.clone(), f, c);
+            return args[0].arg(0).cast(n.ty().elem).broadcast(n.ty().lanes);
         }
         let rebuilt = n.with_args(args).expect("folding keeps types");
-        if !c || n.args().is_empty() || n.ty().elem == Elem::Bool {
-            return (n.clone(), rebuilt, c);
+        if !constant || n.args().is_empty() || n.ty().elem == Elem::Bool {
+            return rebuilt;
         }
         let Ok(v) = crate::interp::eval(n, &crate::interp::Env::new()) else {
-            return (n.clone(), rebuilt, c);
+            return rebuilt;
         };
         if v.lanes.iter().all(|&b| b == v.lanes[0]) && !n.ty().elem.is_internal() {
             let k = Expr::bits(n.ty().elem, v.lanes[0]);
-            let f = if n.ty().is_scalar() {
+            return if n.ty().is_scalar() {
                 k
             } else {
                 k.broadcast(n.ty().lanes)
             };
-            return (n.clone(), f, c);
         }
-        (n.clone(), rebuilt, c)
+        rebuilt
     }
 }

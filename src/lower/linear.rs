@@ -362,14 +362,16 @@ pub const VALIDATION_SEED: u64 = 0x5eed;
 pub fn agrees(e: &Expr, cand: &Expr) -> bool {
     (0..VALIDATION_SEEDS).all(|seed| {
         let env = crate::interp::random_env(e, VALIDATION_SEED + seed, &[]);
-        match (
-            crate::interp::eval(e, &env),
-            crate::interp::eval(cand, &env),
-        ) {
-            (Ok(a), Ok(b)) => a.lanes == b.lanes,
-            _ => false,
-        }
+        agrees_in(&mut crate::interp::CachedEval::new(env), e, cand)
     })
+}
+
+/// Whether `cand` gives `e`'s lanes in the environment of `ev`.
+pub fn agrees_in(ev: &mut crate::interp::CachedEval, e: &Expr, cand: &Expr) -> bool {
+    match (ev.eval(e), ev.eval(cand)) {
+        (Ok(a), Ok(b)) => a.lanes == b.lanes,
+        _ => false,
+    }
 }
 
 /// `e` read as a linear form at its own width, when it is a sum of at least two weighted

@@ -126,15 +126,11 @@ fn generic_cost_with(e: &Expr, register_bits: u32, folder: &mut SplatFolder) -> 
     }
 }
 
-/// The cost of a selected DAG: each distinct node once (a value used twice is computed
+/// The costs of selected DAGs: each distinct node once (a value used twice is computed
 /// once), constant sub-expressions free (clang folds them). With `fold_widening_loads`
 /// (`Target::folds_widening_loads`), generic widening casts of dense loads cost what the
-/// folded instruction clang makes of them costs.
-pub fn dag_cost(e: &Expr, register_bits: u32, fold_widening_loads: bool) -> f64 {
-    DagCosts::new(register_bits, fold_widening_loads).cost(e)
-}
-
-/// [`dag_cost`] of many DAGs that share nodes, memoized per node.
+/// folded instruction clang makes of them costs. Memoized per node, over many DAGs that
+/// share nodes.
 ///
 /// Selection prices every candidate of every node by the cost of its whole selected DAG.
 /// Walking that DAG for each candidate made selection quadratic in the depth of a kernel
@@ -379,10 +375,7 @@ impl<'r> Selector<'r> {
         };
         evals
             .iter_mut()
-            .all(|ev| match (ev.eval(e), ev.eval(form)) {
-                (Ok(a), Ok(b)) => a.lanes == b.lanes,
-                _ => false,
-            })
+            .all(|ev| super::linear::agrees_in(ev, e, form))
     }
 
     /// The cheapest implementation of `e`.
