@@ -221,7 +221,7 @@ pub fn eval(e: &Expr, env: &Env) -> Result<Value, EvalError> {
     let mut ev = Evaluator {
         env,
         scopes: Vec::new(),
-        memo: HashMap::new(),
+        memo: Default::default(),
     };
     let v = ev.eval(e)?;
     Ok(Rc::try_unwrap(v).unwrap_or_else(|rc| (*rc).clone()))
@@ -231,7 +231,7 @@ pub fn eval(e: &Expr, env: &Env) -> Result<Value, EvalError> {
 /// them: selection validates candidate after candidate over the same operands.
 pub struct CachedEval {
     env: Env,
-    memo: HashMap<usize, Rc<Value>>,
+    memo: crate::util::idhash::IdMap<usize, Rc<Value>>,
     /// Every expression evaluated: node ids are addresses, and holding the roots keeps
     /// the memoized nodes (and so their ids) alive.
     roots: Vec<Expr>,
@@ -242,7 +242,7 @@ impl CachedEval {
     pub fn new(env: Env) -> Self {
         CachedEval {
             env,
-            memo: HashMap::new(),
+            memo: Default::default(),
             roots: Vec::new(),
         }
     }
@@ -266,7 +266,7 @@ struct Evaluator<'a> {
     /// Let-bound values, innermost last.
     scopes: Vec<(Sym, Rc<Value>)>,
     /// Values of nodes already evaluated; shared, so a DAG is never copied.
-    memo: HashMap<usize, Rc<Value>>,
+    memo: crate::util::idhash::IdMap<usize, Rc<Value>>,
 }
 
 impl Evaluator<'_> {

@@ -2,10 +2,9 @@
 //! vector node whether the emitter writes it with clang's vector extensions or as a loop
 //! over lanes (and why). Selection prices nodes by it and the emitter writes them by it.
 
-use std::collections::HashSet;
-
 use crate::ir::{Expr, Op};
 use crate::types::Elem;
+use crate::util::idhash::IdSet;
 
 use super::lanes::SplatFolder;
 
@@ -143,8 +142,8 @@ pub fn lane_loop_reason_with(e: &Expr, folder: &mut SplatFolder) -> Option<&'sta
                     "a 64-bit lane product (clang vectorizes the loop with widening multiplies)",
                 );
             }
-            let leaves: HashSet<usize> = e.args().iter().map(|a| a.id()).collect();
-            definition_reason(&def, &leaves, &mut HashSet::new(), folder)
+            let leaves: IdSet<usize> = e.args().iter().map(|a| a.id()).collect();
+            definition_reason(&def, &leaves, &mut IdSet::default(), folder)
         }
         _ => Some("no vector form in C"),
     }
@@ -154,8 +153,8 @@ pub fn lane_loop_reason_with(e: &Expr, folder: &mut SplatFolder) -> Option<&'sta
 /// written lane by lane.
 fn definition_reason(
     e: &Expr,
-    leaves: &HashSet<usize>,
-    seen: &mut HashSet<usize>,
+    leaves: &IdSet<usize>,
+    seen: &mut IdSet<usize>,
     folder: &mut SplatFolder,
 ) -> Option<&'static str> {
     if leaves.contains(&e.id()) || !seen.insert(e.id()) {

@@ -223,11 +223,34 @@ impl DagCosts {
             .collect();
         let mut paid: Vec<(usize, f64)> =
             Vec::with_capacity(lists.iter().map(|l| l.len()).sum::<usize>() + 1);
+        // Ids already in `paid`, kept only when there are three lists or more (with one or
+        // two, membership is answered without a set of everything).
         let mut seen: IdSet<usize> = IdSet::default();
         match lists.as_slice() {
+            [] => {}
             // One operand's list is already free of repeats.
             [only] => paid.extend_from_slice(only),
+            // The usual case (a sum of a long and a short DAG): only the shorter list goes
+            // into a set, and the longer is probed against it for what both pay for.
+            [first, second] => {
+                let (short, long) = if first.len() <= second.len() {
+                    (first, second)
+                } else {
+                    (second, first)
+                };
+                let mut in_short: IdSet<usize> =
+                    IdSet::with_capacity_and_hasher(short.len(), Default::default());
+                in_short.extend(short.iter().map(|&(id, _)| id));
+                let both: IdSet<usize> = long
+                    .iter()
+                    .map(|&(id, _)| id)
+                    .filter(|id| in_short.contains(id))
+                    .collect();
+                paid.extend_from_slice(first);
+                paid.extend(second.iter().filter(|(id, _)| !both.contains(id)));
+            }
             _ => {
+                seen.reserve(paid.capacity());
                 for list in &lists {
                     paid.extend(list.iter().filter(|(id, _)| seen.insert(*id)));
                 }
@@ -236,7 +259,7 @@ impl DagCosts {
         paid.push((n.id(), own));
         for a in n.args() {
             if self.nodes[&a.id()].constant && !a.ty().is_scalar() {
-                let first = if lists.len() == 1 {
+                let first = if lists.len() <= 2 {
                     !paid.iter().any(|&(id, _)| id == a.id())
                 } else {
                     seen.insert(a.id())
