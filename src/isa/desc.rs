@@ -244,159 +244,177 @@ pub struct Instantiated {
 
 /// Instantiates every entry of a description file for `target`.
 pub fn instantiate_file(src: &Arc<Source>, target: &str) -> Result<Vec<Instantiated>, Diag> {
+    use rayon::prelude::*;
     let decls = parse_file(src)?;
+    // Entries instantiate independently (on every core: this is most of a target's load
+    // time); the results and the first error are taken in file order.
+    let each: Vec<Result<Vec<Instantiated>, Diag>> = decls
+        .par_iter()
+        .map(|d| instantiate_decl(d, src, target))
+        .collect();
     let mut out = Vec::new();
-    for d in &decls {
-        let rd = as_rule_decl(d, src);
-        let assignments = crate::rules::type_assignments(&rd)?;
-        if assignments.is_empty() {
-            return Err(Diag::new(
-                src,
-                d.span.clone(),
-                format!(
-                    "`{}` has no type instantiation that satisfies its conditions",
-                    d.intrinsic
-                ),
-            ));
+    for r in each {
+        out.extend(r?);
+    }
+    Ok(out)
+}
+
+/// Every type instantiation of one entry.
+fn instantiate_decl(
+    d: &InstrDecl,
+    src: &Arc<Source>,
+    target: &str,
+) -> Result<Vec<Instantiated>, Diag> {
+    let mut out = Vec::new();
+    let rd = as_rule_decl(d, src);
+    let assignments = crate::rules::type_assignments(&rd)?;
+    if assignments.is_empty() {
+        return Err(Diag::new(
+            src,
+            d.span.clone(),
+            format!(
+                "`{}` has no type instantiation that satisfies its conditions",
+                d.intrinsic
+            ),
+        ));
+    }
+    for m in assignments {
+        let imm_names: BTreeSet<String> = d
+            .params
+            .iter()
+            .filter(|(_, k, _)| matches!(k, ParamKind::Imm(..)))
+            .map(|(n, ..)| n.clone())
+            .collect();
+        let scope = RuleScope {
+            types: m.clone(),
+            consts: imm_names.clone(),
+        };
+        let desc = {
+            let mm: std::collections::BTreeMap<_, _> = m.iter().collect();
+            mm.iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let with = |x: Diag| {
+            if desc.is_empty() {
+                x
+            } else {
+                x.note(format!("in the instantiation {desc}"))
+            }
+        };
+        let mut decls = Decls::new();
+        let mut params = Vec::new();
+        let mut imm = Vec::new();
+        let mut imm_range = Vec::new();
+        for (n, k, s) in &d.params {
+            match k {
+                ParamKind::Reg(t) => {
+                    let ty = resolve_type(t, &scope, src, s).map_err(with)?;
+                    decls.vars.insert(n.clone(), ty);
+                    params.push(ty);
+                    imm.push(false);
+                    imm_range.push(None);
+                }
+                ParamKind::Imm(lo, hi) => {
+                    params.push(Type::INDEX);
+                    imm.push(true);
+                    imm_range.push(Some((*lo, *hi)));
+                }
+            }
         }
-        for m in assignments {
-            let imm_names: BTreeSet<String> = d
+        let result = resolve_type(&d.result.0, &scope, src, &d.result.1).map_err(with)?;
+        let opts = ElabOptions {
+            rule: Some(scope.clone()),
+            ..Default::default()
+        };
+        let mut el = Elaborator::new(src, &decls, opts);
+        let sem = el.expr(&d.semantics).map_err(with)?;
+        if sem.ty() != result {
+            return Err(with(Diag::new(
+                src,
+                d.semantics.span.clone(),
+                format!(
+                    "the semantics of `{}` compute {}, but the declared result is {result}",
+                    d.intrinsic,
+                    sem.ty()
+                ),
+            )));
+        }
+        // Operands become `#i`; each use of an immediate becomes a conversion of `#i`.
+        let mut map: HashMap<Sym, Expr> = HashMap::new();
+        for (i, (n, k, _)) in d.params.iter().enumerate() {
+            if let ParamKind::Reg(_) = k {
+                map.insert(
+                    n.as_str().into(),
+                    Expr::var(param_name(i).as_str(), params[i]),
+                );
+            }
+        }
+        for (k, (ast, elem)) in el.consts.iter().enumerate() {
+            let name = match &ast.kind {
+                crate::syntax::parse::AstKind::Name(n) => n.clone(),
+                _ => {
+                    return Err(Diag::new(
+                        src,
+                        ast.span.clone(),
+                        "an immediate may only be used by itself here",
+                    ));
+                }
+            };
+            let i = d
                 .params
                 .iter()
-                .filter(|(_, k, _)| matches!(k, ParamKind::Imm(..)))
-                .map(|(n, ..)| n.clone())
-                .collect();
-            let scope = RuleScope {
-                types: m.clone(),
-                consts: imm_names.clone(),
-            };
-            let desc = {
-                let mm: std::collections::BTreeMap<_, _> = m.iter().collect();
-                mm.iter()
-                    .map(|(k, v)| format!("{k} = {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let with = |x: Diag| {
-                if desc.is_empty() {
-                    x
-                } else {
-                    x.note(format!("in the instantiation {desc}"))
-                }
-            };
-            let mut decls = Decls::new();
-            let mut params = Vec::new();
-            let mut imm = Vec::new();
-            let mut imm_range = Vec::new();
-            for (n, k, s) in &d.params {
-                match k {
-                    ParamKind::Reg(t) => {
-                        let ty = resolve_type(t, &scope, src, s).map_err(with)?;
-                        decls.vars.insert(n.clone(), ty);
-                        params.push(ty);
-                        imm.push(false);
-                        imm_range.push(None);
-                    }
-                    ParamKind::Imm(lo, hi) => {
-                        params.push(Type::INDEX);
-                        imm.push(true);
-                        imm_range.push(Some((*lo, *hi)));
-                    }
-                }
-            }
-            let result = resolve_type(&d.result.0, &scope, src, &d.result.1).map_err(with)?;
-            let opts = ElabOptions {
-                rule: Some(scope.clone()),
-                ..Default::default()
-            };
-            let mut el = Elaborator::new(src, &decls, opts);
-            let sem = el.expr(&d.semantics).map_err(with)?;
-            if sem.ty() != result {
-                return Err(with(Diag::new(
-                    src,
-                    d.semantics.span.clone(),
-                    format!(
-                        "the semantics of `{}` compute {}, but the declared result is {result}",
-                        d.intrinsic,
-                        sem.ty()
-                    ),
-                )));
-            }
-            // Operands become `#i`; each use of an immediate becomes a conversion of `#i`.
-            let mut map: HashMap<Sym, Expr> = HashMap::new();
-            for (i, (n, k, _)) in d.params.iter().enumerate() {
-                if let ParamKind::Reg(_) = k {
-                    map.insert(
-                        n.as_str().into(),
-                        Expr::var(param_name(i).as_str(), params[i]),
-                    );
-                }
-            }
-            for (k, (ast, elem)) in el.consts.iter().enumerate() {
-                let name = match &ast.kind {
-                    crate::syntax::parse::AstKind::Name(n) => n.clone(),
-                    _ => {
-                        return Err(Diag::new(
-                            src,
-                            ast.span.clone(),
-                            "an immediate may only be used by itself here",
-                        ));
-                    }
-                };
-                let i = d
-                    .params
-                    .iter()
-                    .position(|(n, ..)| *n == name)
-                    .ok_or_else(|| {
-                        Diag::new(
-                            src,
-                            ast.span.clone(),
-                            format!("`{name}` is not an immediate of this instruction"),
-                        )
-                    })?;
-                let v = Expr::var(param_name(i).as_str(), Type::INDEX).cast(*elem);
-                map.insert(format!("${k}").as_str().into(), v);
-            }
-            let semantics = crate::ir::visit::substitute(&sem, &map)
-                .map_err(|e| Diag::new(src, d.semantics.span.clone(), e.0))?;
-            // Instructions described once per immediate value differ only in the range.
-            let key = format!(
-                "{target}:{}({})",
-                d.intrinsic,
-                params
-                    .iter()
-                    .zip(&imm_range)
-                    .map(|(t, r)| match r {
-                        Some((lo, hi)) if lo == hi => format!("{lo}"),
-                        // A free immediate differs from a register of the same type.
-                        Some((lo, hi)) => format!("imm({lo}..{hi})"),
-                        None => t.to_string(),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ) + &format!("->{result}");
-            let (line, _) = src.line_col(d.span.start);
-            let instr = Arc::new(Instr {
-                target: target.to_string(),
-                mnemonic: d.mnemonic.clone(),
-                intrinsic: d.intrinsic.clone(),
-                params: params.clone(),
-                imm: imm.clone(),
-                imm_range: imm_range.clone(),
-                result,
-                semantics: semantics.clone(),
-                features: d.features.clone(),
-                cost: d.cost,
-                location: format!("{}:{line}", src.name),
-                key,
-            });
-            let rule = derived_rule(&instr, d, src, &scope);
-            out.push(Instantiated {
-                instr,
-                rule,
-                span: d.span.clone(),
-            });
+                .position(|(n, ..)| *n == name)
+                .ok_or_else(|| {
+                    Diag::new(
+                        src,
+                        ast.span.clone(),
+                        format!("`{name}` is not an immediate of this instruction"),
+                    )
+                })?;
+            let v = Expr::var(param_name(i).as_str(), Type::INDEX).cast(*elem);
+            map.insert(format!("${k}").as_str().into(), v);
         }
+        let semantics = crate::ir::visit::substitute(&sem, &map)
+            .map_err(|e| Diag::new(src, d.semantics.span.clone(), e.0))?;
+        // Instructions described once per immediate value differ only in the range.
+        let key = format!(
+            "{target}:{}({})",
+            d.intrinsic,
+            params
+                .iter()
+                .zip(&imm_range)
+                .map(|(t, r)| match r {
+                    Some((lo, hi)) if lo == hi => format!("{lo}"),
+                    // A free immediate differs from a register of the same type.
+                    Some((lo, hi)) => format!("imm({lo}..{hi})"),
+                    None => t.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(",")
+        ) + &format!("->{result}");
+        let (line, _) = src.line_col(d.span.start);
+        let instr = Arc::new(Instr {
+            target: target.to_string(),
+            mnemonic: d.mnemonic.clone(),
+            intrinsic: d.intrinsic.clone(),
+            params: params.clone(),
+            imm: imm.clone(),
+            imm_range: imm_range.clone(),
+            result,
+            semantics: semantics.clone(),
+            features: d.features.clone(),
+            cost: d.cost,
+            location: format!("{}:{line}", src.name),
+            key,
+        });
+        let rule = derived_rule(&instr, d, src, &scope);
+        out.push(Instantiated {
+            instr,
+            rule,
+            span: d.span.clone(),
+        });
     }
     Ok(out)
 }
@@ -637,6 +655,29 @@ mod tests {
         .err()
         .expect("an error");
         assert!(err.to_string().contains("expected a number"), "{err}");
+    }
+
+    #[test]
+    fn entries_keep_file_order_and_the_first_error_is_reported() {
+        // Entries instantiate in parallel; order and errors must not depend on it.
+        let good = "instr vpaddb _mm_add_epi8(a: u8x16, b: u8x16) -> u8x16 features sse2 cost 1 0.25 = a + b\n";
+        let bad = "instr vpaddw _mm_add_epi16(a: u16x8, b: u16x8) -> u8x16 features sse2 cost 1 0.25 = a + b\n";
+        let names = ["vpaddb", "vpaddw", "vpaddd", "vpaddq"];
+        let text: String = names
+            .iter()
+            .map(|m| {
+                good.replace("vpaddb", m)
+                    .replace("_mm_add_epi8", &format!("_mm_{m}"))
+            })
+            .collect();
+        let its = load(&text).unwrap_or_else(|d| panic!("{d}"));
+        let got: Vec<&str> = its.iter().map(|i| i.instr.mnemonic.as_str()).collect();
+        assert_eq!(got, names);
+        for _ in 0..20 {
+            let text = format!("{good}{bad}{good}{bad}");
+            let err = load(&text).err().expect("an error");
+            assert!(err.location().starts_with("t.isa:2:"), "{err}");
+        }
     }
 
     #[test]

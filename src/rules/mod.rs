@@ -103,9 +103,17 @@ impl RuleSet {
             kind: Some(kind),
             ..Default::default()
         };
-        for d in decls {
-            let rule = instantiate(d, kind, instrs)?;
-            set.rules.push(rule);
+        // Rules instantiate independently (on every core); the results and the first error
+        // are taken in file order.
+        let each: Vec<Result<Rule, Diag>> = {
+            use rayon::prelude::*;
+            decls
+                .into_par_iter()
+                .map(|d| instantiate(d, kind, instrs))
+                .collect()
+        };
+        for rule in each {
+            set.rules.push(rule?);
         }
         set.check_overlaps()?;
         set.reindex();
