@@ -125,14 +125,23 @@ pub fn compile(
         "c" => Ok(harness::c_file(&k, be, width, name).0),
         "scalar-c" => Ok(harness::scalar_file(&k, name)),
         "ir" => {
-            let c = kernel::codegen::compile_best(&k, be, width);
+            let listing = |s: &mut String, c: &kernel::codegen::Compiled, what: &str| {
+                for (i, st) in c.steps.iter().enumerate() {
+                    let _ = writeln!(s, "; reduction {i} step");
+                    s.push_str(&lower::listing(st));
+                }
+                let _ = writeln!(s, "; {what}");
+                s.push_str(&lower::listing(&c.body));
+            };
             let mut s = String::new();
-            for (i, st) in c.steps.iter().enumerate() {
-                let _ = writeln!(s, "; reduction {i} step");
-                s.push_str(&lower::listing(st));
+            match kernel::line_buffer::choose(&k, be, width) {
+                kernel::line_buffer::Plan::Direct(c) => listing(&mut s, &c, "output"),
+                kernel::line_buffer::Plan::Lines(st, direct) => {
+                    listing(&mut s, &st.producer, "line (computed once per line)");
+                    listing(&mut s, &st.consumer, "output from the lines");
+                    listing(&mut s, &direct, "output without the lines (small images)");
+                }
             }
-            let _ = writeln!(s, "; output");
-            s.push_str(&lower::listing(&c.body));
             Ok(s)
         }
         "footprint" => {
@@ -166,12 +175,29 @@ pub fn explain(
 ) -> Result<String, CliError> {
     let k = load(path)?;
     harness::check_width(&k, width)?;
-    let c = kernel::codegen::compile_best(&k, be, width);
     let mut s = String::new();
-    for st in &c.steps {
-        s.push_str(&lower::explain(st, target));
+    let explain = |s: &mut String, c: &kernel::codegen::Compiled| {
+        for st in &c.steps {
+            s.push_str(&lower::explain(st, target));
+        }
+        s.push_str(&lower::explain(&c.body, target));
+    };
+    match kernel::line_buffer::choose(&k, be, width) {
+        kernel::line_buffer::Plan::Direct(c) => explain(&mut s, &c),
+        kernel::line_buffer::Plan::Lines(st, direct) => {
+            let _ = writeln!(
+                s,
+                "explain: line buffer: `{}` is computed once per line into a ring of {} lines, read at {} places (estimated {:.3} cycles per output element, {:.3} without the lines)",
+                st.lb.line,
+                st.lb.rows,
+                st.lb.uses,
+                st.per_element(be.target.as_ref()),
+                direct.cost_on(be.target.as_ref()) / f64::from(direct.lanes)
+            );
+            explain(&mut s, &st.producer);
+            explain(&mut s, &st.consumer);
+        }
     }
-    s.push_str(&lower::explain(&c.body, target));
     if s.is_empty() {
         s.push_str("explain: every vector node is an instruction\n");
     }

@@ -15,6 +15,7 @@ pub mod count;
 pub mod fuzz;
 pub mod halide;
 pub mod harness;
+pub mod line_buffer;
 pub mod parse;
 pub mod reference;
 pub mod scalar;

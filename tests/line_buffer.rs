@@ -1,0 +1,100 @@
+//! Line-buffered kernels end to end: a separable stencil runs through its ring of lines on
+//! images large enough (a fault injected into a line is then seen in the output) and
+//! through its own code on small ones (the same fault is then never read), and is correct
+//! either way, at strip boundaries and on rows narrower than a vector.
+
+use harrow::kernel;
+
+fn gaussian5x5() -> kernel::Kernel {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/gaussian5x5.hk");
+    let text = std::fs::read_to_string(&path).expect("the suite's gaussian5x5");
+    let src = harrow::diag::Source::new(path.display().to_string(), text);
+    kernel::parse(&src).unwrap_or_else(|d| panic!("{}", d.render()))
+}
+
+/// The statement of `line_buffer.c` that computes a line.
+const PRODUCE: &str = "HV_LB_PRODUCE(hv_line, hv_yy, hv_xs + HV_LB_XLO, hv_w + HV_LB_XSPAN);";
+
+fn mismatch(
+    k: &kernel::Kernel,
+    be: &harrow::lower::Backend,
+    c: &str,
+    lanes: u32,
+    size: &[i64],
+) -> Option<String> {
+    let r = kernel::harness::run_c(k, be, c, lanes, size, 5)
+        .unwrap_or_else(|e| panic!("{size:?}: {e}"));
+    r.mismatch
+}
+
+fn lines_are_used_where_they_pay(target: &str) {
+    let be = harrow::targets::backend(target).expect("target exists");
+    let k = gaussian5x5();
+    let b = kernel::harness::build(&k, &be, None);
+    assert!(
+        b.c.contains(PRODUCE),
+        "gaussian5x5 on {target} is computed through a line buffer:\n{}",
+        &b.c[..b.c.len().min(600)]
+    );
+    // Wide and tall (several strips, the last one shifted), tall and narrow, one row.
+    let large: [&[i64]; 3] = [&[7000, 9], &[300, 40], &[1000, 6]];
+    let small: [&[i64]; 3] = [&[5, 9], &[40, 1], &[1, 1]];
+    for size in large.iter().chain(&small) {
+        assert_eq!(
+            mismatch(&k, &be, &b.c, b.lanes, size),
+            None,
+            "{target} {size:?}"
+        );
+    }
+    // A fault in every line's middle element: seen where the lines are used, never read
+    // where the kernel's own code runs.
+    let faulty =
+        b.c.replace(PRODUCE, &format!("{PRODUCE} hv_line[hv_w / 2] += 1;"));
+    for size in large {
+        assert!(
+            mismatch(&k, &be, &faulty, b.lanes, size).is_some(),
+            "{target} {size:?}: the lines are used"
+        );
+    }
+    for size in small {
+        assert_eq!(
+            mismatch(&k, &be, &faulty, b.lanes, size),
+            None,
+            "{target} {size:?}: the kernel's own code runs"
+        );
+    }
+}
+
+#[test]
+fn lines_are_used_where_they_pay_on_avx2() {
+    lines_are_used_where_they_pay("x86-avx2");
+}
+
+#[test]
+fn lines_are_used_where_they_pay_on_arm_neon() {
+    harrow::isa::toolchain::require("qemu-aarch64", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
+    lines_are_used_where_they_pay("arm-neon");
+}
+
+#[test]
+fn lines_are_used_where_they_pay_on_hvx() {
+    harrow::isa::toolchain::require("qemu-hexagon", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
+    lines_are_used_where_they_pay("hvx");
+}
+
+/// `--emit ir` and `--explain` say that the kernel is line-buffered and list each part.
+#[test]
+fn the_listing_and_the_explanation_name_the_line() {
+    let be = harrow::targets::backend("x86-avx2").unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/gaussian5x5.hk");
+    let ir = harrow::cli::kernel::compile(&path, &be, "ir", "f", None).unwrap();
+    for part in [
+        "; line (computed once per line)",
+        "; output from the lines",
+        "; output without the lines",
+    ] {
+        assert!(ir.contains(part), "{part} in:\n{ir}");
+    }
+    let why = harrow::cli::kernel::explain(&path, &be, "x86-avx2", None).unwrap();
+    assert!(why.contains("line buffer: `"), "{why}");
+}
