@@ -248,6 +248,88 @@ pub fn narrow_bounded_arithmetic(e: &Expr) -> Expr {
     .unwrap_or_else(|_| e.clone())
 }
 
+/// Constant offsets moved out of products by constants and gathered into one constant per
+/// sum, in wrapping arithmetic: `298 * (y - 16) + 409 * (v - 128) + 128` becomes
+/// `298 * y + 409 * v - 56992`, one addition of a constant where there were three
+/// (clang does the same to the scalar baseline; through instructions it cannot). Exact:
+/// wrapping sums and products are a ring. Callers keep it only when it is cheaper.
+pub fn fold_offset_constants(e: &Expr) -> Expr {
+    use crate::ir::Op;
+    // `x + k`, `k + x` or `x - k` as `(x, k)` with the constant's value.
+    let offset = |x: &Expr| -> Option<(Expr, i128)> {
+        let (a, b) = (x.args().first()?, x.args().get(1)?);
+        match (x.op(), a.as_const(), b.as_const()) {
+            (Op::Add, None, Some(k)) => Some((a.clone(), k)),
+            (Op::Add, Some(k), None) => Some((b.clone(), k)),
+            (Op::Sub, None, Some(k)) => Some((a.clone(), -k)),
+            _ => None,
+        }
+    };
+    crate::ir::visit::rebuild(e, |node, args| -> Result<Expr, crate::ir::TypeError> {
+        let rebuilt = node.with_args(args)?;
+        let t = rebuilt.ty();
+        if !is_plain_int(t.elem) || rebuilt.args().len() != 2 {
+            return Ok(rebuilt);
+        }
+        let plus = |x: Expr, k: i128| -> Result<Expr, crate::ir::TypeError> {
+            let k = crate::types::to_i128(crate::types::from_i128(k, t.elem), t.elem);
+            if k == 0 {
+                return Ok(x);
+            }
+            Expr::build(Op::Add, None, vec![x, Expr::splat(t, k)?])
+        };
+        let (a, b) = (rebuilt.arg(0).clone(), rebuilt.arg(1).clone());
+        match rebuilt.op() {
+            // (x + k) * c = x * c + k * c
+            Op::Mul => {
+                let (inner, c) = match (a.as_const(), b.as_const()) {
+                    (None, Some(c)) => (&a, c),
+                    (Some(c), None) => (&b, c),
+                    _ => return Ok(rebuilt),
+                };
+                match offset(inner) {
+                    Some((x, k)) => plus(
+                        Expr::build(Op::Mul, None, vec![x, Expr::splat(t, c)?])?,
+                        k.wrapping_mul(c),
+                    ),
+                    None => Ok(rebuilt),
+                }
+            }
+            // (x + k1) + (y + k2) = (x + y) + (k1 + k2), and the same with differences.
+            Op::Add | Op::Sub if b.as_const().is_none() => {
+                let sign: i128 = if matches!(rebuilt.op(), Op::Add) {
+                    1
+                } else {
+                    -1
+                };
+                let (x, k1) = offset(&a).unwrap_or((a.clone(), 0));
+                let (y, k2) = offset(&b).unwrap_or((b.clone(), 0));
+                if k1 == 0 && k2 == 0 {
+                    return Ok(rebuilt);
+                }
+                plus(
+                    Expr::build(rebuilt.op().clone(), None, vec![x, y])?,
+                    k1.wrapping_add(sign.wrapping_mul(k2)),
+                )
+            }
+            // (x + k1) + k2 = x + (k1 + k2)
+            Op::Add | Op::Sub => match (offset(&a), b.as_const()) {
+                (Some((x, k1)), Some(k2)) => {
+                    let k2 = if matches!(rebuilt.op(), Op::Add) {
+                        k2
+                    } else {
+                        -k2
+                    };
+                    plus(x, k1.wrapping_add(k2))
+                }
+                _ => Ok(rebuilt),
+            },
+            _ => Ok(rebuilt),
+        }
+    })
+    .unwrap_or_else(|_| e.clone())
+}
+
 /// A plain integer element (not bool, not an internal wide type).
 fn is_plain_int(e: crate::types::Elem) -> bool {
     !e.is_internal() && e != crate::types::Elem::Bool
@@ -469,6 +551,52 @@ mod tests {
             let e = crate::syntax::halide::parse_with_vars(text, &vars);
             let arm = crate::syntax::halide::parse_with_vars(arm, &vars);
             assert_eq!(lift(&e), arm, "{text}");
+        }
+    }
+
+    #[test]
+    fn offset_constants_leave_products_and_gather_exactly() {
+        let vars = [("y", "u8x8"), ("v", "u8x8"), ("w", "i16x8")];
+        let types: Vec<(&str, Type)> = vars
+            .iter()
+            .map(|&(v, t)| (v, Type::parse(t, false).unwrap()))
+            .collect();
+        for (text, adds) in [
+            // One constant addition is left of three.
+            (
+                "(int32)298 * (int32(y) - (int32)16) + (int32)409 * (int32(v) - (int32)128) + (int32)128",
+                1,
+            ),
+            // Wrapping in 16 bits, a constant on the left, a difference of sums.
+            (
+                "((int16)7 + w) * (int16)-3000 - ((w - (int16)5) + (int16)9)",
+                1,
+            ),
+            ("int16(y) * (int16)2 + (int16)1", 1),
+        ] {
+            let e = crate::syntax::halide::parse_with_vars(text, &vars);
+            let f = fold_offset_constants(&e);
+            let consts = crate::ir::visit::post_order(&f)
+                .iter()
+                .filter(|n| {
+                    matches!(n.op(), crate::ir::Op::Add | crate::ir::Op::Sub)
+                        && n.args().iter().any(|a| a.as_const().is_some())
+                })
+                .count();
+            assert_eq!(consts, adds, "{text} became {f}");
+            assert_same_values(&e, &f, &types);
+        }
+        // Products of two variables and saturating arithmetic are left alone.
+        for text in [
+            "(w + (int16)1) * w",
+            "saturating_add(w, (int16)3) + (int16)4",
+        ] {
+            let e = crate::syntax::halide::parse_with_vars(text, &vars);
+            let f = fold_offset_constants(&e);
+            assert_same_values(&e, &f, &types);
+            assert!(
+                crate::ir::visit::post_order(&f).len() <= crate::ir::visit::post_order(&e).len()
+            );
         }
     }
 

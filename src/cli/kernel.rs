@@ -132,6 +132,10 @@ pub fn compile(
                 }
                 let _ = writeln!(s, "; {what}");
                 s.push_str(&lower::listing(&c.body));
+                for ((name, _), l) in k.more_outputs.iter().zip(&c.more) {
+                    let _ = writeln!(s, "; {what} `{name}`");
+                    s.push_str(&lower::listing(l));
+                }
             };
             let mut s = String::new();
             match kernel::line_buffer::choose(&k, be, width) {
@@ -180,7 +184,9 @@ pub fn explain(
         for st in &c.steps {
             s.push_str(&lower::explain(st, target));
         }
-        s.push_str(&lower::explain(&c.body, target));
+        for l in c.outputs() {
+            s.push_str(&lower::explain(l, target));
+        }
     };
     match kernel::line_buffer::choose(&k, be, width) {
         kernel::line_buffer::Plan::Direct(c) => explain(&mut s, &c),

@@ -33,6 +33,8 @@ pub struct Compiled {
     pub lanes: u32,
     /// The final expression, lowered.
     pub body: Lowered,
+    /// The further outputs' expressions, lowered.
+    pub more: Vec<Lowered>,
     /// Each loop reduction's step, lowered.
     pub steps: Vec<Lowered>,
     /// Row pointers: input and outer indices.
@@ -49,6 +51,12 @@ impl Compiled {
     /// Whether `other` selected the same code for its body and loop steps.
     fn same_code(&self, other: &Compiled) -> bool {
         self.body.selected == other.body.selected
+            && self.more.len() == other.more.len()
+            && self
+                .more
+                .iter()
+                .zip(&other.more)
+                .all(|(a, b)| a.selected == b.selected)
             && self.steps.len() == other.steps.len()
             && self
                 .steps
@@ -57,10 +65,16 @@ impl Compiled {
                 .all(|(a, b)| a.selected == b.selected)
     }
 
+    /// Every output's lowered expression, the first output's first.
+    pub fn outputs(&self) -> impl Iterator<Item = &Lowered> {
+        std::iter::once(&self.body).chain(&self.more)
+    }
+
     /// Estimated cost (cycles) of one vector of output, loop steps counted once, each
     /// loop's own overhead included.
     pub fn cost(&self) -> f64 {
         self.body.cost()
+            + self.more.iter().map(Lowered::cost).sum::<f64>()
             + LOOP_OVERHEAD
             + self
                 .steps
@@ -83,7 +97,7 @@ impl Compiled {
             (spills - hoisted) * f64::from(l.chunks())
         };
         self.cost()
-            + adjust(&self.body, true)
+            + self.outputs().map(|l| adjust(l, true)).sum::<f64>()
             + self.steps.iter().map(|s| adjust(s, false)).sum::<f64>()
     }
 }
@@ -171,19 +185,25 @@ const MAX_UNROLLED_REGISTERS: u32 = 16;
 fn independent_chunks(c: &Compiled) -> Option<u32> {
     let p = &c.body.prepared;
     let chunk = p.chunk_lanes;
-    (c.steps.is_empty() && p.chunked && chunk > 0 && c.lanes.is_multiple_of(chunk)).then_some(chunk)
+    // Several outputs are cut alike: the same chunks, computed together.
+    let alike = c
+        .more
+        .iter()
+        .all(|l| l.prepared.chunked && l.prepared.chunk_lanes == chunk);
+    (c.steps.is_empty() && p.chunked && alike && chunk > 0 && c.lanes.is_multiple_of(chunk))
+        .then_some(chunk)
 }
 
 /// Whether a compiled kernel only moves data: each output lane is an input lane of the
 /// same width (a dense load, maybe reinterpreted) or one value for every lane.
 fn moves_data_only(c: &Compiled) -> bool {
     c.steps.is_empty()
-        && crate::ir::visit::post_order(&c.body.selected)
-            .iter()
+        && c.outputs()
+            .flat_map(|l| crate::ir::visit::post_order(&l.selected))
             .all(|e| {
                 e.ty().is_scalar()
                     || match e.op() {
-                        Op::Load(..) => crate::lower::lanes::is_dense(e),
+                        Op::Load(..) => crate::lower::lanes::is_dense(&e),
                         Op::Broadcast => e.arg(0).ty().is_scalar(),
                         Op::Const(_) | Op::Reinterpret | Op::Ramp => true,
                         Op::Cast => e.arg(0).ty().elem.bits() == e.ty().elem.bits(),
@@ -337,17 +357,23 @@ impl Builder<'_> {
 pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
     use rayon::prelude::*;
     let target = backend.target.as_ref();
-    let truncated = crate::lift::narrow_truncated_arithmetic(&k.body);
-    let bounded =
-        crate::lift::narrow_truncated_arithmetic(&crate::lift::narrow_bounded_arithmetic(&k.body));
-    let signed = crate::lift::wrapping_in_signed(&k.body);
+    let truncated = k.map_bodies(crate::lift::narrow_truncated_arithmetic);
+    let bounded = k.map_bodies(|b| {
+        crate::lift::narrow_truncated_arithmetic(&crate::lift::narrow_bounded_arithmetic(b))
+    });
+    let signed = k
+        .bodies()
+        .any(|b| crate::lift::wrapping_in_signed(b).is_some())
+        .then(|| k.map_bodies(|b| crate::lift::wrapping_in_signed(b).unwrap_or_else(|| b.clone())));
+    let folded = k.map_bodies(crate::lift::fold_offset_constants);
+    let same = |a: &Kernel, b: &Kernel| a.bodies().eq(b.bodies());
     let mut bodies: Vec<Kernel> = Vec::new();
-    for body in [k.body.clone(), truncated, bounded]
+    for v in [k.clone(), truncated, bounded, folded]
         .into_iter()
         .chain(signed)
     {
-        if !bodies.iter().any(|v| v.body == body) {
-            bodies.push(Kernel { body, ..k.clone() });
+        if !bodies.iter().any(|w| same(w, &v)) {
+            bodies.push(v);
         }
     }
     let per_lane = |c: &Compiled| c.cost_on(target) / f64::from(c.lanes);
@@ -409,8 +435,9 @@ fn candidate_lanes(
     }
     let register = target.register_bits();
     let narrowest_input = k.inputs.iter().map(|i| i.elem.bits()).min();
-    let narrowest_value = crate::ir::visit::post_order(&k.body)
-        .iter()
+    let narrowest_value = k
+        .bodies()
+        .flat_map(crate::ir::visit::post_order)
         .map(|n| n.ty().elem)
         .filter(|e| *e != Elem::Bool && !e.is_internal())
         .map(|e| e.bits())
@@ -447,9 +474,18 @@ pub fn compile(k: &Kernel, backend: &Backend, lanes: u32) -> Compiled {
         .collect();
     let body = b.vector(&k.body);
     let body = crate::lower::lower(&body, backend);
+    let more = k
+        .more_outputs
+        .iter()
+        .map(|(_, e)| {
+            let v = b.vector(e);
+            crate::lower::lower(&v, backend)
+        })
+        .collect();
     Compiled {
         lanes,
         body,
+        more,
         steps,
         rows: b.rows,
     }
@@ -472,7 +508,7 @@ struct Emitter<'a> {
     out: String,
 }
 
-impl Emitter<'_> {
+impl<'a> Emitter<'a> {
     fn line(&mut self, indent: usize, s: &str) {
         let _ = writeln!(self.out, "{:indent$}{s}", "");
     }
@@ -518,17 +554,42 @@ impl Emitter<'_> {
 
     /// Emits the chunk loop of `l` over its `n` lanes, storing each chunk to `dest`.
     fn chunks(&mut self, indent: usize, l: &Lowered, dest: &str) {
-        self.chunks_over(indent, l, dest, l.prepared.lanes);
+        self.chunks_over(indent, &[(l, dest.to_string())], l.prepared.lanes);
     }
 
-    /// Emits the chunk loop of `l` over `n` lanes (a chunked body's chunks are independent,
-    /// so `n` may be any multiple of the chunk: several vectors, or one chunk).
-    fn chunks_over(&mut self, indent: usize, l: &Lowered, dest: &str, n: u32) {
-        let lanes = l.prepared.chunk_lanes;
+    /// Each output's lowered expression and where its vector at `pos` is stored.
+    fn outputs_at(&self, pos: &str) -> Vec<(&'a Lowered, String)> {
+        let c: &'a Compiled = self.c;
+        c.outputs()
+            .zip(scalar::out_ptrs(self.k))
+            .map(|(l, p)| (l, format!("hv_{p} + {pos}")))
+            .collect()
+    }
+
+    /// Emits the chunk loops of every output at `pos` over `n` lanes: one loop computing
+    /// them all where their chunks are alike (their shared loads written once), else one
+    /// loop each.
+    fn output_chunks(&mut self, indent: usize, pos: &str, n: u32) {
+        let parts = self.outputs_at(pos);
+        let chunk = parts[0].0.prepared.chunk_lanes;
+        if parts.iter().all(|(l, _)| l.prepared.chunk_lanes == chunk) {
+            self.chunks_over(indent, &parts, n);
+        } else {
+            for part in parts {
+                self.chunks_over(indent, std::slice::from_ref(&part), n);
+            }
+        }
+    }
+
+    /// Emits one chunk loop over `n` lanes computing every `(expression, destination)`
+    /// of `parts` (with equal chunks; a chunked body's chunks are independent, so `n` may
+    /// be any multiple of the chunk: several vectors, or one chunk).
+    fn chunks_over(&mut self, indent: usize, parts: &[(&Lowered, String)], n: u32) {
+        let lanes = parts[0].0.prepared.chunk_lanes;
         let mut w = FnWriter::new(self.target);
         w.bind(&prepare::chunk_var(), prepare::CHUNK_VAR);
         w.set_indent(&" ".repeat(indent + 4));
-        let r = w.value(&l.selected);
+        let results: Vec<String> = parts.iter().map(|(l, _)| w.value(&l.selected)).collect();
         let body = w.take_body();
         self.types.extend(w.types.iter().copied());
         let x = prepare::CHUNK_VAR;
@@ -537,19 +598,21 @@ impl Emitter<'_> {
             &format!("for (int32_t {x} = 0; {x} < {n}; {x} += {lanes}) {{"),
         );
         self.out.push_str(&body);
-        let et = l.out_elem().c_name();
-        if n.is_multiple_of(lanes) {
-            self.line(
-                indent + 4,
-                &format!("__builtin_memcpy({dest} + {x}, &{r}, {lanes} * sizeof({et}));"),
-            );
-        } else {
-            self.line(
-                indent + 4,
-                &format!(
-                    "{{ int32_t n_ = {n} - {x}; if (n_ > {lanes}) n_ = {lanes}; __builtin_memcpy({dest} + {x}, &{r}, (size_t)n_ * sizeof({et})); }}"
-                ),
-            );
+        for ((l, dest), r) in parts.iter().zip(results) {
+            let et = l.out_elem().c_name();
+            if n.is_multiple_of(lanes) {
+                self.line(
+                    indent + 4,
+                    &format!("__builtin_memcpy({dest} + {x}, &{r}, {lanes} * sizeof({et}));"),
+                );
+            } else {
+                self.line(
+                    indent + 4,
+                    &format!(
+                        "{{ int32_t n_ = {n} - {x}; if (n_ > {lanes}) n_ = {lanes}; __builtin_memcpy({dest} + {x}, &{r}, (size_t)n_ * sizeof({et})); }}"
+                    ),
+                );
+            }
         }
         self.line(indent, "}");
     }
@@ -559,13 +622,14 @@ impl Emitter<'_> {
     /// does), then single chunks, then one chunk shifted left to end at the row's end. Rows
     /// as narrow as one chunk stay vector code.
     fn unrolled_row(&mut self, indent: usize, pos: &str, chunk: u32) {
-        let l = &self.c.body;
-        let n = self.c.lanes;
-        let per_vector = l.cost();
+        let c: &Compiled = self.c;
+        let n = c.lanes;
+        let per_vector: f64 = c.outputs().map(Lowered::cost).sum();
         // The widest lanes the selected code computes with (narrowing may have removed
         // the kernel's widest type).
-        let widest = crate::ir::visit::post_order(&l.selected)
-            .iter()
+        let widest = c
+            .outputs()
+            .flat_map(|l| crate::ir::visit::post_order(&l.selected))
             .map(|e| e.ty())
             .filter(|t| !t.is_scalar() && t.elem != Elem::Bool && !t.elem.is_internal())
             .map(|t| t.elem.bits())
@@ -580,24 +644,23 @@ impl Emitter<'_> {
             unroll *= 2;
         }
         let step = n * unroll;
-        let dest = format!("hv_out + {pos}");
         self.line(
             indent,
             &format!("for (; {pos} <= e0 - {step}; {pos} += {step}) {{"),
         );
-        self.chunks_over(indent + 4, l, &dest, step);
+        self.output_chunks(indent + 4, pos, step);
         self.line(indent, "}");
         if step > chunk {
             self.line(
                 indent,
                 &format!("for (; {pos} <= e0 - {chunk}; {pos} += {chunk}) {{"),
             );
-            self.chunks_over(indent + 4, l, &dest, chunk);
+            self.output_chunks(indent + 4, pos, chunk);
             self.line(indent, "}");
         }
         self.line(indent, &format!("if ({pos} < e0) {{"));
         self.line(indent + 4, &format!("{pos} = e0 - {chunk};"));
-        self.chunks_over(indent + 4, l, &dest, chunk);
+        self.output_chunks(indent + 4, pos, chunk);
         self.line(indent, "}");
     }
 
@@ -610,9 +673,11 @@ impl Emitter<'_> {
             &format!("for (int32_t {v0} = 0; {v0} < e0; {v0}++) {{"),
         );
         let mut w = scalar::Writer::new(k, ind + 4);
-        let r = w.value(&k.body);
+        let results: Vec<String> = k.bodies().map(|b| w.value(b)).collect();
         self.out.push_str(&w.out);
-        self.line(ind + 4, &format!("hv_out[{v0}] = {r};"));
+        for (p, r) in scalar::out_ptrs(k).iter().zip(results) {
+            self.line(ind + 4, &format!("hv_{p}[{v0}] = {r};"));
+        }
         self.line(ind, "}");
     }
 
@@ -696,7 +761,8 @@ impl Emitter<'_> {
         for r in Self::reductions_of(&self.c.body) {
             self.reduction(indent, r);
         }
-        self.chunks(indent, &self.c.body, &format!("hv_out + {pos}"));
+        let n = self.c.body.prepared.lanes;
+        self.output_chunks(indent, pos, n);
     }
 
     /// Emits reduction `r` (its inner reductions first, inside its loop).
@@ -764,7 +830,7 @@ pub fn narrow_variant(k: &Kernel, backend: &Backend, c: &Compiled) -> Option<Com
 /// The outer output variables the kernel uses as values (not only in indices).
 fn outer_vars_used(k: &Kernel) -> Vec<String> {
     let mut used = BTreeSet::new();
-    for e in std::iter::once(&k.body).chain(k.reductions.iter().map(|r| &r.body)) {
+    for e in k.bodies().chain(k.reductions.iter().map(|r| &r.body)) {
         for (name, _) in crate::ir::visit::free_vars(e) {
             if let Some(v) = k.out_vars[1..].iter().find(|v| v.as_str() == &*name) {
                 used.insert(v.clone());
@@ -804,18 +870,17 @@ pub fn function(
         em.line(ind, &format!("for (int32_t {v} = 0; {v} < e{d}; {v}++) {{"));
         ind += 4;
     }
-    let mut out_off = String::new();
-    for d in 1..dims {
-        let _ = write!(
-            out_off,
-            " + (ptrdiff_t){} * out_s{d}",
-            scalar::loop_var(k, &k.out_vars[d])
-        );
+    for p in scalar::out_ptrs(k) {
+        let mut off = String::new();
+        for d in 1..dims {
+            let _ = write!(
+                off,
+                " + (ptrdiff_t){} * {p}_s{d}",
+                scalar::loop_var(k, &k.out_vars[d])
+            );
+        }
+        em.line(ind, &format!("{} *hv_{p} = {p}{off};", k.out_elem.c_name()));
     }
-    em.line(
-        ind,
-        &format!("{} *hv_out = out{out_off};", k.out_elem.c_name()),
-    );
     // Outer output variables used as values: lowered code reads scalars by their
     // parameter names.
     for v in outer_vars_used(k) {

@@ -135,7 +135,7 @@ pub fn check_size(k: &Kernel, extents: &[i64]) -> Result<(), KernelError> {
         dims.iter()
             .fold(1u128, |n, &e| n.saturating_mul(e.max(0) as u128))
     };
-    let mut elements = count(extents);
+    let mut elements = count(extents).saturating_mul(k.outputs() as u128);
     let too_large = |elements| KernelError::TooLarge {
         kernel: k.name.clone(),
         extents: extents.to_vec(),
@@ -356,11 +356,24 @@ fn main_c(k: &Kernel, target: &dyn Target, halide: bool) -> String {
     for d in 0..nd {
         call_args.push(format!("(int32_t)ext[{d}]"));
     }
-    let mut out_args = vec!["o".to_string()];
+    // Every output in one buffer, one after the other, with the same strides.
+    let mut strides = Vec::new();
     let mut count = "ext[0]".to_string();
     for d in 1..nd {
-        out_args.push(format!("(int32_t)({count})"));
+        strides.push(format!("(int32_t)({count})"));
         count = format!("{count} * ext[{d}]");
+    }
+    let mut out_args = Vec::new();
+    for j in 0..k.outputs() {
+        out_args.push(if j == 0 {
+            "(o)".to_string()
+        } else {
+            format!("(o) + {j} * ({count})")
+        });
+        out_args.extend(strides.iter().cloned());
+    }
+    if k.outputs() > 1 {
+        count = format!("{} * {count}", k.outputs());
     }
     out_args.extend(call_args);
     let mut halide_args: Vec<String> = (0..k.inputs.len()).map(|i| format!("&hb{i}")).collect();
@@ -674,36 +687,42 @@ pub fn run_c(
     let w = (k.out_elem.bits() / 8) as usize;
     let mut pos = 0;
     let mut elements = 0;
-    for (case, exp) in cases.iter().zip(&expected) {
+    let names: Vec<&str> = std::iter::once(k.out_name.as_str())
+        .chain(k.more_outputs.iter().map(|(n, _)| n.as_str()))
+        .collect();
+    for (case, exps) in cases.iter().zip(&expected) {
+        // Each implementation writes every output, one after the other.
         for who in ["harrow", "scalar C"] {
-            let n = exp.data.len();
-            let Some(bytes) = out.get(pos..pos + n * w) else {
-                return Err(KernelError::Output("the program's output is short".into()));
-            };
-            pos += n * w;
-            for (i, want) in exp.data.iter().enumerate() {
-                let mut lb = [0u8; 16];
-                lb[..w].copy_from_slice(&bytes[i * w..(i + 1) * w]);
-                let got = crate::interp::lane::to_i128(u128::from_le_bytes(lb), k.out_elem);
-                if got != *want {
-                    let mut at = Vec::new();
-                    let mut rem = i as i64;
-                    for e in &case.setup.extents {
-                        at.push(rem % e);
-                        rem /= e;
+            for (exp, name) in exps.iter().zip(&names) {
+                let n = exp.data.len();
+                let Some(bytes) = out.get(pos..pos + n * w) else {
+                    return Err(KernelError::Output("the program's output is short".into()));
+                };
+                pos += n * w;
+                for (i, want) in exp.data.iter().enumerate() {
+                    let mut lb = [0u8; 16];
+                    lb[..w].copy_from_slice(&bytes[i * w..(i + 1) * w]);
+                    let got = crate::interp::lane::to_i128(u128::from_le_bytes(lb), k.out_elem);
+                    if got != *want {
+                        let mut at = Vec::new();
+                        let mut rem = i as i64;
+                        for e in &case.setup.extents {
+                            at.push(rem % e);
+                            rem /= e;
+                        }
+                        return Ok(RunReport {
+                            cases: cases.len(),
+                            elements,
+                            lanes,
+                            mismatch: Some(format!(
+                                "{who} output differs on data `{}` at {name}{:?}: expected {want}, got {got} (params {:?})",
+                                case.name, at, case.setup.params
+                            )),
+                        });
                     }
-                    return Ok(RunReport {
-                        cases: cases.len(),
-                        elements,
-                        lanes,
-                        mismatch: Some(format!(
-                            "{who} output differs on data `{}` at {}{:?}: expected {want}, got {got} (params {:?})",
-                            case.name, k.out_name, at, case.setup.params
-                        )),
-                    });
                 }
+                elements += n;
             }
-            elements += n;
         }
     }
     Ok(RunReport {
@@ -808,6 +827,13 @@ pub(crate) fn bench_program(
     let target = &*backend.target;
     let dir = scratch(tag);
     let hb = match halide {
+        Some(_) if k.outputs() > 1 => {
+            return Err(KernelError::Halide(format!(
+                "{} has {} outputs; the harness passes Halide's pipeline one output buffer",
+                k.name,
+                k.outputs()
+            )));
+        }
         Some(h) => h
             .build(&k.name, target.spec(), b.lanes, &dir)
             .map_err(KernelError::Halide)?,

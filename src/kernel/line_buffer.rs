@@ -79,11 +79,12 @@ fn offsets(k: &Kernel, a: &Access) -> Option<(i64, i64)> {
     .then_some((a.idx[0].c, a.idx[1].c))
 }
 
-/// Whether the kernel is a two-dimensional stencil the driver can run: every read is
-/// `in(x + dx, y + dy)`, no reduction stays a loop, and the output variables are only
+/// Whether the kernel is a two-dimensional stencil the driver can run: one output, every
+/// read is `in(x + dx, y + dy)`, no reduction stays a loop, and the output variables are only
 /// indices (the consumer runs one row at a time with its own origin).
 fn eligible(k: &Kernel) -> bool {
     k.out_vars.len() == 2
+        && k.more_outputs.is_empty()
         && k.reductions.is_empty()
         && k.accesses.iter().all(|a| offsets(k, a).is_some())
         && crate::ir::visit::free_vars(&k.body)

@@ -257,6 +257,10 @@ pub struct Kernel {
     /// The one-lane body: IR over access variables `@aK`, reduction variables `@rK` and
     /// parameters.
     pub body: Expr,
+    /// Further outputs, each a name and a one-lane body like [`Kernel::body`], with the
+    /// first output's variables and element type: they are computed in the same loops
+    /// (an RGB conversion writing three planes reads each input once per point).
+    pub more_outputs: Vec<(String, Expr)>,
     /// Access `K` is the variable `@aK`.
     pub accesses: Vec<Access>,
     /// Reduction `K` is the variable `@rK`; a reduction only refers to earlier ones.
@@ -302,11 +306,36 @@ impl Kernel {
                 }
             }
         };
-        see(&self.body);
+        for b in self.bodies() {
+            see(b);
+        }
         for r in &self.reductions {
             see(&r.body);
         }
         w
+    }
+
+    /// Every output's body, the first output's first.
+    pub fn bodies(&self) -> impl Iterator<Item = &Expr> {
+        std::iter::once(&self.body).chain(self.more_outputs.iter().map(|(_, b)| b))
+    }
+
+    /// The number of outputs.
+    pub fn outputs(&self) -> usize {
+        1 + self.more_outputs.len()
+    }
+
+    /// The kernel with every output's body transformed by `f`.
+    pub fn map_bodies(&self, f: impl Fn(&Expr) -> Expr) -> Kernel {
+        Kernel {
+            body: f(&self.body),
+            more_outputs: self
+                .more_outputs
+                .iter()
+                .map(|(n, b)| (n.clone(), f(b)))
+                .collect(),
+            ..self.clone()
+        }
     }
 
     /// The parameter named `name`.

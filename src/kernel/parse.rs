@@ -49,8 +49,8 @@ struct Declarations {
     params: Vec<Param>,
     rdoms: HashMap<String, Rdom>,
     defs: HashMap<String, Def>,
-    /// The output: name, variables, element type and body.
-    output: (String, Vec<String>, Elem, Ast),
+    /// The outputs: name, variables, element type and body, in order.
+    outputs: Vec<(String, Vec<String>, Elem, Ast)>,
     /// The `bench` extents and where they are written.
     bench: Option<(Vec<i64>, Range<usize>)>,
 }
@@ -65,7 +65,7 @@ fn declarations(src: &Arc<Source>) -> Result<Declarations, Diag> {
     let mut params: Vec<Param> = Vec::new();
     let mut rdoms: HashMap<String, Rdom> = HashMap::new();
     let mut defs: HashMap<String, Def> = HashMap::new();
-    let mut output: Option<(String, Vec<String>, Elem, Ast)> = None;
+    let mut outputs: Vec<(String, Vec<String>, Elem, Ast)> = Vec::new();
     let mut names: HashMap<String, Range<usize>> = HashMap::new();
     let mut bench: Option<(Vec<i64>, Range<usize>)> = None;
     let mut declare = |n: &str, span: &Range<usize>| -> Result<(), Diag> {
@@ -150,9 +150,6 @@ fn declarations(src: &Arc<Source>) -> Result<Declarations, Diag> {
             }
             "output" => {
                 let (n, span) = p.ident()?;
-                if output.is_some() {
-                    return Err(Diag::new(src, span, "a kernel has one output"));
-                }
                 declare(&n, &span)?;
                 let vars = var_list(&mut p)?;
                 if vars.len() > 3 {
@@ -160,9 +157,24 @@ fn declarations(src: &Arc<Source>) -> Result<Declarations, Diag> {
                 }
                 p.expect(":")?;
                 let elem = elem_type(&mut p)?;
+                // Several outputs are computed in the same loops: same variables, and one
+                // element type (the harness and the vector loops store them alike).
+                if let Some((first, fvars, felem, _)) = outputs.first()
+                    && (*fvars != vars || *felem != elem)
+                {
+                    return Err(Diag::new(
+                        src,
+                        span,
+                        format!(
+                            "every output of a kernel has the first one's variables and type: `{first}({})`: {felem}, but `{n}({})`: {elem}",
+                            fvars.join(", "),
+                            vars.join(", ")
+                        ),
+                    ));
+                }
                 p.expect("=")?;
                 let body = p.expr()?;
-                output = Some((n, vars, elem, body));
+                outputs.push((n, vars, elem, body));
             }
             _ => {
                 return Err(Diag::new(
@@ -179,20 +191,20 @@ fn declarations(src: &Arc<Source>) -> Result<Declarations, Diag> {
             return Err(p.error(&t, "expected the end of the line"));
         }
     }
-    let Some(output) = output else {
+    if outputs.is_empty() {
         return Err(Diag::new(
             src,
             src.text.len()..src.text.len(),
             "the kernel has no `output` line",
         ));
-    };
+    }
     Ok(Declarations {
         name,
         inputs,
         params,
         rdoms,
         defs,
-        output,
+        outputs,
         bench,
     })
 }
@@ -206,9 +218,10 @@ fn kernel_of(src: &Arc<Source>, d: Declarations) -> Result<Kernel, Diag> {
         params,
         rdoms,
         defs,
-        output: (out_name, out_vars, out_elem, body),
+        outputs,
         bench,
     } = d;
+    let (out_name, out_vars, out_elem, _) = outputs[0].clone();
     let mut cx = Inliner {
         src,
         inputs: &inputs,
@@ -234,19 +247,35 @@ fn kernel_of(src: &Arc<Source>, d: Declarations) -> Result<Kernel, Diag> {
         cx.loop_vars.push(v.clone());
         cx.decls = std::mem::take(&mut cx.decls).var(v, Type::INDEX);
     }
-    let ast = cx.inline(&body, &env)?;
-    let e = cx.elab(&ast)?;
+    // Every output with the same inliner: they share the accesses (one per distinct read).
+    let mut bodies = Vec::new();
+    for (name, _, _, body) in &outputs {
+        let ast = cx.inline(body, &env)?;
+        let e = cx.elab(&ast)?;
+        if e.ty() != Type::scalar(out_elem) {
+            return Err(Diag::new(
+                src,
+                body.span.clone(),
+                format!(
+                    "the output is declared {out_elem} but this expression is {}; add a cast",
+                    e.ty()
+                ),
+            ));
+        }
+        bodies.push((name.clone(), e, body.span.clone()));
+    }
     let (accesses, reductions) = (cx.accesses, cx.reductions);
-    if e.ty() != Type::scalar(out_elem) {
+    if bodies.len() > 1 && !reductions.is_empty() {
         return Err(Diag::new(
             src,
-            body.span.clone(),
-            format!(
-                "the output is declared {out_elem} but this expression is {}; add a cast",
-                e.ty()
-            ),
+            bodies[1].2.clone(),
+            "a kernel with several outputs cannot have a reduction that stays a loop (yet): \
+             write one kernel per output",
         ));
     }
+    let mut bodies = bodies.into_iter();
+    let (_, e, span) = bodies.next().expect("one output at least");
+    let more: Vec<(String, Expr, Range<usize>)> = bodies.collect();
     let bench_extents = match bench {
         Some((e, span)) => {
             if e.len() != out_vars.len() {
@@ -281,10 +310,17 @@ fn kernel_of(src: &Arc<Source>, d: Declarations) -> Result<Kernel, Diag> {
         out_elem,
         out_vars,
         body: e,
+        more_outputs: more
+            .iter()
+            .map(|(n, e, _)| (n.clone(), e.clone()))
+            .collect(),
         accesses,
         reductions,
     };
-    check_vectorizable(&kernel, src, &body.span)?;
+    check_vectorizable(&kernel, &kernel.body, src, &span)?;
+    for (_, e, span) in &more {
+        check_vectorizable(&kernel, e, src, span)?;
+    }
     Ok(kernel)
 }
 
@@ -393,8 +429,13 @@ fn rdom_decl(
 
 /// The innermost output variable may only move along dimension 0 of a buffer, with a
 /// small constant stride (dense, broadcast, or strided loads).
-fn check_vectorizable(k: &Kernel, src: &Arc<Source>, span: &Range<usize>) -> Result<(), Diag> {
-    for e in std::iter::once(&k.body).chain(k.reductions.iter().map(|r| &r.body)) {
+fn check_vectorizable(
+    k: &Kernel,
+    body: &Expr,
+    src: &Arc<Source>,
+    span: &Range<usize>,
+) -> Result<(), Diag> {
+    for e in std::iter::once(body).chain(k.reductions.iter().map(|r| &r.body)) {
         for n in crate::ir::visit::post_order(e) {
             let ok = n.ty().is_scalar()
                 && !matches!(

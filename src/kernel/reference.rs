@@ -271,13 +271,13 @@ impl Ctx<'_> {
     }
 }
 
-/// Computes the whole output; `inputs` must cover [`footprint`].
-pub fn run(k: &Kernel, inputs: &[Data], setup: &Setup) -> Result<Data, RefError> {
+/// Computes every output, in order; `inputs` must cover [`footprint`].
+pub fn run(k: &Kernel, inputs: &[Data], setup: &Setup) -> Result<Vec<Data>, RefError> {
     let dims: Vec<(i64, i64)> = setup.extents.iter().map(|&e| (0, e)).collect();
-    let mut out = Data::new(k.out_elem, dims);
+    let mut outs = vec![Data::new(k.out_elem, dims); k.outputs()];
     let width = setup.extents[0];
-    if width <= 0 || out.data.is_empty() {
-        return Ok(out);
+    if width <= 0 || outs[0].data.is_empty() {
+        return Ok(outs);
     }
     let mut cx = Ctx {
         k,
@@ -295,11 +295,13 @@ pub fn run(k: &Kernel, inputs: &[Data], setup: &Setup) -> Result<Data, RefError>
             vars.insert(k.out_vars[d + 1].clone(), rem % e);
             rem /= e;
         }
-        let v = cx.eval(&k.body, &vars)?;
         let base = (row * width) as usize;
-        out.data[base..base + width as usize].copy_from_slice(&v.to_ints());
+        for (out, body) in outs.iter_mut().zip(k.bodies()) {
+            let v = cx.eval(body, &vars)?;
+            out.data[base..base + width as usize].copy_from_slice(&v.to_ints());
+        }
     }
-    Ok(out)
+    Ok(outs)
 }
 
 /// One-lane type helper for the evaluator.

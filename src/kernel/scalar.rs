@@ -34,11 +34,23 @@ pub fn stride(name: &str, d: usize) -> String {
     format!("{}_s{d}", c_ident("st_", name))
 }
 
+/// The C names of the outputs' pointers, in order: `out` for the first, `out_NAME` for
+/// the others. Output `p`'s stride in dimension `d` is `p_sd`.
+pub fn out_ptrs(k: &Kernel) -> Vec<String> {
+    std::iter::once("out".to_string())
+        .chain(k.more_outputs.iter().map(|(n, _)| c_ident("out_", n)))
+        .collect()
+}
+
 /// The C parameter list shared by the vector and scalar functions.
 pub fn signature(k: &Kernel, fname: &str) -> String {
-    let mut s = format!("void {fname}({} *restrict out", k.out_elem.c_name());
-    for d in 1..k.out_vars.len() {
-        let _ = write!(s, ", int32_t out_s{d}");
+    let mut s = format!("void {fname}(");
+    for (i, p) in out_ptrs(k).iter().enumerate() {
+        let sep = if i == 0 { "" } else { ", " };
+        let _ = write!(s, "{sep}{} *restrict {p}", k.out_elem.c_name());
+        for d in 1..k.out_vars.len() {
+            let _ = write!(s, ", int32_t {p}_s{d}");
+        }
     }
     for inp in &k.inputs {
         let _ = write!(
@@ -63,8 +75,11 @@ pub fn signature(k: &Kernel, fname: &str) -> String {
 
 /// The arguments of a call passing on the parameters of [`signature`], in order.
 pub fn call_args(k: &Kernel) -> String {
-    let mut args = vec!["out".to_string()];
-    args.extend((1..k.out_vars.len()).map(|d| format!("out_s{d}")));
+    let mut args = Vec::new();
+    for p in out_ptrs(k) {
+        args.push(p.clone());
+        args.extend((1..k.out_vars.len()).map(|d| format!("{p}_s{d}")));
+    }
     for inp in &k.inputs {
         args.push(base_ptr(&inp.name));
         args.extend((1..inp.dims).map(|d| stride(&inp.name, d)));
@@ -229,9 +244,11 @@ pub fn function(k: &Kernel, fname: &str) -> String {
         indent += 4;
     }
     let mut w = Writer::new(k, indent);
-    let r = w.value(&k.body);
+    let results: Vec<String> = k.bodies().map(|b| w.value(b)).collect();
     s.push_str(&w.out);
-    let _ = writeln!(s, "{:indent$}out[{}] = {r};", "", out_index(k));
+    for (p, r) in out_ptrs(k).iter().zip(results) {
+        let _ = writeln!(s, "{:indent$}{p}[{}] = {r};", "", out_index(k, p));
+    }
     for _ in 0..n {
         indent -= 4;
         let _ = writeln!(s, "{:indent$}}}", "");
@@ -240,11 +257,11 @@ pub fn function(k: &Kernel, fname: &str) -> String {
     s
 }
 
-/// The flat output index of the current point.
-pub fn out_index(k: &Kernel) -> String {
+/// The flat index of the current point in the output whose pointer is `p`.
+pub fn out_index(k: &Kernel, p: &str) -> String {
     let mut s = loop_var(k, &k.out_vars[0]);
     for d in 1..k.out_vars.len() {
-        let _ = write!(s, " + {} * out_s{d}", loop_var(k, &k.out_vars[d]));
+        let _ = write!(s, " + {} * {p}_s{d}", loop_var(k, &k.out_vars[d]));
     }
     s
 }
