@@ -50,19 +50,13 @@ pub const LOOP_OVERHEAD: f64 = 2.0;
 impl Compiled {
     /// Whether `other` selected the same code for its body and loop steps.
     fn same_code(&self, other: &Compiled) -> bool {
-        self.body.selected == other.body.selected
-            && self.more.len() == other.more.len()
-            && self
-                .more
-                .iter()
-                .zip(&other.more)
-                .all(|(a, b)| a.selected == b.selected)
-            && self.steps.len() == other.steps.len()
-            && self
-                .steps
-                .iter()
-                .zip(&other.steps)
-                .all(|(a, b)| a.selected == b.selected)
+        let parts = |c: &Compiled| -> Vec<Expr> {
+            c.outputs()
+                .chain(&c.steps)
+                .map(|l| l.selected.clone())
+                .collect()
+        };
+        self.more.len() == other.more.len() && parts(self) == parts(other)
     }
 
     /// Every output's lowered expression, the first output's first.

@@ -183,16 +183,7 @@ pub fn plan(k: &Kernel) -> Option<Vec<LineBuffer>> {
 
 /// The narrowest integer type holding every value of `range`.
 fn narrowest_holding(range: crate::bounds::Interval) -> Option<Elem> {
-    [
-        Elem::U8,
-        Elem::I8,
-        Elem::U16,
-        Elem::I16,
-        Elem::U32,
-        Elem::I32,
-    ]
-    .into_iter()
-    .find(|e| {
+    crate::types::USER_INT_ELEMS.into_iter().find(|e| {
         let (lo, hi) = crate::bounds::type_range(*e);
         lo <= range.0 && range.1 <= hi
     })
