@@ -98,3 +98,66 @@ fn the_listing_and_the_explanation_name_the_line() {
     let why = harrow::cli::kernel::explain(&path, &be, "x86-avx2", None).unwrap();
     assert!(why.contains("line buffer: `"), "{why}");
 }
+
+/// The line-buffered code of `text` on `target`, forced to use its lines on every call
+/// (the per-call choice made always true), so that the lines are checked whatever the
+/// estimates say; `None` where the cost model keeps the kernel's own code.
+fn forced_lines(text: &str, be: &harrow::lower::Backend) -> Option<(kernel::Kernel, String, u32)> {
+    let k = kernel::parse(&harrow::diag::Source::new("t.hk", text))
+        .unwrap_or_else(|d| panic!("{}", d.render()));
+    assert!(
+        kernel::line_buffer::plan(&k).is_some(),
+        "{} has a line buffer",
+        k.name
+    );
+    let b = kernel::harness::build(&k, be, None);
+    let choice = "if (e0 > HV_LB_MIN_W";
+    b.c.contains(choice).then(|| {
+        (
+            k.clone(),
+            b.c.replace(choice, "if (1 || e0 > HV_LB_MIN_W"),
+            b.lanes,
+        )
+    })
+}
+
+/// Lines read at several columns (a ring of one line, extra columns), lines that read a
+/// parameter, and signed lines stored narrower than computed, at every row width from one
+/// element to several strips.
+#[test]
+fn forced_lines_are_correct_for_other_shapes() {
+    let kernels = [
+        "kernel cols\ninput in: u8[2]\n\
+         def v(x, y) = u16(in(x, y - 1)) + 2 * u16(in(x, y)) + u16(in(x, y + 1))\n\
+         output out(x, y): u16 = v(x - 1, y) + 2 * v(x, y) + v(x + 2, y)\n",
+        "kernel param\ninput in: u8[2]\nparam k: u8 = 3\n\
+         def row(x, y) = u16(in(x, y)) * u16(k) + u16(in(x + 1, y))\n\
+         output out(x, y): u8 = u8((row(x, y - 1) + row(x, y + 1) + row(x, y + 2)) >> 3)\n",
+        "kernel signed\ninput in: u8[2]\n\
+         def d(x, y) = i32(in(x + 1, y)) - i32(in(x - 1, y)) + i32(in(x, y))\n\
+         output out(x, y): i32 = d(x, y - 1) * 3 - d(x, y + 1) + d(x, y)\n",
+    ];
+    harrow::isa::toolchain::require("qemu-aarch64", "qemu-user").unwrap_or_else(|m| panic!("{m}"));
+    let mut forced = [0; 3];
+    for target in ["x86-avx2", "arm-neon"] {
+        let be = harrow::targets::backend(target).unwrap();
+        for (i, text) in kernels.iter().enumerate() {
+            let Some((k, c, lanes)) = forced_lines(text, &be) else {
+                continue;
+            };
+            forced[i] += 1;
+            for size in [[300, 7], [5, 3], [1, 1], [7000, 2]] {
+                let r = kernel::harness::run_c(&k, &be, &c, lanes, &size, 9)
+                    .unwrap_or_else(|e| panic!("{target} {} {size:?}: {e}", k.name));
+                assert!(
+                    r.mismatch.is_none(),
+                    "{target} {} {size:?}: {:?}",
+                    k.name,
+                    r.mismatch
+                );
+            }
+        }
+    }
+    // Each shape is line-buffered on one target at least.
+    assert!(forced.iter().all(|&n| n > 0), "{forced:?}");
+}

@@ -205,11 +205,14 @@ fn split(k: &Kernel, line: &Expr, uses: &[Use], stored: Elem) -> LineBuffer {
         crate::ir::mk_typed(Op::Cast, Type::scalar(stored), vec![line.clone()])
     };
 
-    // The producer: `line` with its reads as accesses at their normalized offsets.
+    // The producer: `line` with its reads as accesses at their normalized offsets (its
+    // parameters stay: the producer has the kernel's).
     let mut accesses: Vec<Access> = Vec::new();
     let mut map: HashMap<Sym, Expr> = HashMap::new();
     for (name, ty) in crate::ir::visit::free_vars(&line) {
-        let rest = name.strip_prefix("@l").expect("normalized reads");
+        let Some(rest) = name.strip_prefix("@l") else {
+            continue;
+        };
         let parts: Vec<i64> = rest
             .split('_')
             .map(|p| p.parse().expect("normalized read names"))
