@@ -1,7 +1,7 @@
 //! Random well-typed kernels (`.hk` text) that hunt performance cliffs and wrong code.
 //!
 //! `harrow fuzz-kernels` writes kernels nobody tuned for: element-wise expressions over
-//! mixed widths, stencils up to 7x7, strided loads of stride 2 to 4, reductions (unrolled
+//! mixed widths, stencils up to 7x7 (some separable, through a definition), strided loads of stride 2 to 4, reductions (unrolled
 //! and loops), and the fixed-point idioms of DSP code (rounding shifts, saturating
 //! narrows, Q15/Q31 products, averages, absolute differences, clamps). Every kernel is a
 //! pure function of `(seed, index)`, so a cliff found in a run of 200 is reproduced by the
@@ -22,7 +22,9 @@ use crate::util::rng::SplitMix64;
 pub enum Shape {
     /// Lane-wise arithmetic over one to three 1-D inputs.
     Elementwise,
-    /// A weighted window of 3x3 to 7x7 over a 2-D input, normalised and narrowed.
+    /// A weighted window of 3x3 to 7x7 over a 2-D input, normalised and narrowed; or, in
+    /// three of ten, a separable one written as a blur is (a sum defined once, used at
+    /// several offsets).
     Stencil,
     /// Reads at `s * x + c` (s = 2 to 4): downsampling.
     Strided,
@@ -341,6 +343,10 @@ impl Gen {
         if terms.is_empty() {
             terms.push(format!("{}({name}(x, y))", acc.name()));
         }
+        // Decided last, so that the other stencils keep their text from earlier versions.
+        if self.chance(30) {
+            return self.separable(&name, acc, k);
+        }
         let sum = terms.join(" + ");
         let shift = 1 + self.rng.below(6);
         let out = self.pick(&[Elem::U8, Elem::U8, Elem::I16, Elem::U16]);
@@ -358,6 +364,60 @@ impl Gen {
             format!("{}(clamp({norm}, {lo}, {hi}))", out.name())
         };
         self.output_line("x, y", out, &body)
+    }
+
+    /// A weight for a tap of an `acc` sum (never zero).
+    fn weight(&mut self, acc: Elem) -> i128 {
+        let w = if acc.is_signed() {
+            self.rng.range_i128(-2, 6)
+        } else {
+            self.rng.range_i128(1, 6)
+        };
+        if w == 0 { 1 } else { w }
+    }
+
+    /// `t * w`, or `t` for a weight of one.
+    fn weighted(t: String, w: i128) -> String {
+        if w == 1 { t } else { format!("{t} * {w}") }
+    }
+
+    /// A separable `k`-tap stencil as a blur is written: a sum along one dimension defined
+    /// once and used at `k` offsets along the other (line buffers compute it once per line).
+    fn separable(&mut self, name: &str, acc: Elem, k: i64) -> String {
+        let r = k / 2;
+        // Summed along the rows and used at row offsets, or the other way round.
+        let along_rows = self.chance(50);
+        let mut taps = Vec::new();
+        for d in -r..=r {
+            let w = self.weight(acc);
+            let (dx, dy) = if along_rows { (d, 0) } else { (0, d) };
+            let read = format!(
+                "{}({name}({}, {}))",
+                acc.name(),
+                offset("x", dx),
+                offset("y", dy)
+            );
+            taps.push(Self::weighted(read, w));
+        }
+        let mut uses = Vec::new();
+        for d in -r..=r {
+            let w = self.weight(acc);
+            let (ux, uy) = if along_rows { (0, d) } else { (d, 0) };
+            let used = format!("part({}, {})", offset("x", ux), offset("y", uy));
+            uses.push(Self::weighted(used, w));
+        }
+        let shift = 1 + self.rng.below(6);
+        let out = self.pick(&[Elem::U8, Elem::U8, Elem::I16, Elem::U16]);
+        let body = format!(
+            "saturating_cast<{}>(({}) >> {shift})",
+            out.name(),
+            uses.join(" + ")
+        );
+        format!(
+            "def part(x, y) = {}\n{}",
+            taps.join(" + "),
+            self.output_line("x, y", out, &body)
+        )
     }
 
     fn strided(&mut self) -> String {
@@ -471,6 +531,29 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn separable_stencils_are_generated_and_have_line_buffers() {
+        let mut separable = 0;
+        for i in 0..100 {
+            let k = generate(1, i);
+            if !k.text.contains("def part(") {
+                continue;
+            }
+            separable += 1;
+            let src = Source::new(format!("{}.hk", k.name), k.text.clone());
+            let kernel = crate::kernel::parse(&src).expect("generated kernels parse");
+            assert!(
+                crate::kernel::line_buffer::plan(&kernel).is_some(),
+                "{}",
+                k.text
+            );
+        }
+        assert!(
+            separable >= 3,
+            "{separable} separable stencils in 100 kernels"
+        );
     }
 
     #[test]
