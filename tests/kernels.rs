@@ -341,7 +341,7 @@ fn rows_are_unrolled_and_copies_stay_plain_loops() {
             .filter_map(|l| l.split(';').next()?.parse().ok())
             .collect();
     assert!(
-        steps.len() == 2 && steps[0] > steps[1] && steps[0] <= kernel::codegen::MAX_UNROLLED_LANES,
+        steps.len() == 2 && steps[0] > steps[1] && steps[0] <= kernel::vector_c::MAX_UNROLLED_LANES,
         "an unrolled loop and a loop of single chunks: {steps:?}\n{}",
         b.c
     );

@@ -101,7 +101,7 @@ pub fn size_for(sizes: &[String], k: &Kernel) -> Result<Option<Vec<i64>>, CliErr
 
 /// The default `harrow run` extents: odd, so that tails and narrow rows are exercised, and
 /// rows longer than two of the widest vectors (128 lanes on HVX) and than two unrolled
-/// loop iterations (`codegen::MAX_UNROLLED_LANES`), so that every vector loop, not only the
+/// loop iterations (`vector_c::MAX_UNROLLED_LANES`), so that every vector loop, not only the
 /// tail, runs on every target.
 pub fn default_run_size(k: &Kernel) -> Vec<i64> {
     match k.out_vars.len() {

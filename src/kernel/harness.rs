@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use super::halide::{Halide, HalideBuild};
 use super::reference::{self, Data, Setup};
-use super::{Kernel, codegen, line_buffer, scalar};
+use super::{Kernel, codegen, line_buffer, scalar, vector_c};
 use crate::isa::target::{Purpose, Target};
 use crate::isa::toolchain::{Compile, Output, ToolError, scratch, write_file};
 use crate::lower::Backend;
@@ -186,8 +186,8 @@ fn kernel_functions(
     // baseline's level, call a narrower variant (a function of its own).
     let narrow_name = format!("{fname}_narrow");
     let narrow = codegen::narrow_variant(k, backend, compiled)
-        .map(|n| codegen::function(k, &n, None, target, &narrow_name));
-    let (mut types, mut f) = codegen::function(
+        .map(|n| vector_c::function(k, &n, None, target, &narrow_name));
+    let (mut types, mut f) = vector_c::function(
         k,
         compiled,
         narrow.as_ref().map(|_| narrow_name.as_str()),

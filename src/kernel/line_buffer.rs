@@ -288,7 +288,7 @@ fn split(k: &Kernel, line: &Expr, uses: &[Use], stored: Elem) -> LineBuffer {
 }
 
 impl LineBuffer {
-    /// The strip width: as many output columns as keep the ring within [`RING_BYTES`],
+    /// The strip width: as many output columns as keep the ring within `RING_BYTES`,
     /// a multiple of 64, at least 64.
     pub fn strip(&self) -> i64 {
         let bytes = i64::from(self.producer.out_elem.bits() / 8).max(1);
@@ -425,7 +425,7 @@ fn call(
 /// `w` wide and `h` tall the lines add `a / w + b / h + c / (w h)` estimated cycles to
 /// their steady state (a line's extra columns and the two calls per row; the lines a strip
 /// computes before its first output row), which saves `d` on the kernel's own code (with
-/// [`MARGIN`]). The lines are used where `a h + b w + c < d w h`.
+/// `MARGIN`). The lines are used where `a h + b w + c < d w h`.
 pub fn choice(s: &Staged, direct_cost: f64, target: &dyn crate::isa::target::Target) -> [f64; 4] {
     let (line, span, rows) = (s.line_cost(target), s.lb.x_span as f64, s.lb.rows as f64);
     [

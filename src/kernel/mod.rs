@@ -5,7 +5,8 @@
 //! inlines definitions, unrolls reductions over small constant domains and elaborates the
 //! body to harrow IR with one *access* variable per distinct buffer read; reductions over
 //! a parameter extent stay loops ([`Reduction`]). From that one description:
-//! - [`codegen`] writes vectorized C for a target (the body lowered by `crate::lower`),
+//! - [`codegen`] vectorizes the body for a target (lowered by `crate::lower`) and
+//!   [`vector_c`] writes its C,
 //! - [`scalar`] writes the plain scalar C baseline (no intrinsics, no vector types),
 //! - [`reference`] computes the output with the reference interpreter,
 //! - [`harness`] runs and times them (`harrow run`, `harrow bench`).
@@ -19,6 +20,7 @@ pub mod line_buffer;
 pub mod parse;
 pub mod reference;
 pub mod scalar;
+pub mod vector_c;
 
 use std::collections::BTreeMap;
 use std::fmt;

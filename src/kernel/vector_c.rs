@@ -1,0 +1,459 @@
+//! The C text of a compiled kernel ([`super::codegen::Compiled`]): the loops over the
+//! outer output dimensions, the row pointers, and each row's vector loop (several vectors
+//! per iteration where the chunks are independent, then single chunks, then a shifted
+//! last one; rows narrower than a vector take the scalar code or the narrow variant), with
+//! the lowered expressions written by `crate::lower::emit::FnWriter`.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+use super::codegen::{Compiled, VEC_POS};
+use super::{Affine, Kernel, scalar};
+use crate::ir::Op;
+use crate::lower::cform::c_ident;
+use crate::lower::emit::FnWriter;
+use crate::lower::{Lowered, prepare};
+use crate::types::{Elem, Type};
+
+/// Estimated cycles of body an unrolled row loop iteration should hold at least, so that
+/// its overhead ([`super::codegen::LOOP_OVERHEAD`]) is a small part of it.
+const UNROLLED_WORK: f64 = 40.0;
+
+/// At most this many vectors per unrolled loop iteration.
+const MAX_UNROLL: u32 = 8;
+
+/// At most this many lanes per unrolled loop iteration, so that the default `harrow run`
+/// rows (`cli::kernel::default_run_size`, over 256 wide) run the unrolled loop, the loop of
+/// single chunks and the shifted last chunk.
+pub const MAX_UNROLLED_LANES: u32 = 128;
+
+/// At most this many registers of the widest type per unrolled loop iteration (clang
+/// computes the chunks one after another, so this bounds code size, not register use).
+const MAX_UNROLLED_REGISTERS: u32 = 16;
+
+/// The chunk lanes of a body whose chunks are independent and fill its vector (no loop
+/// reductions, no lane-moving nodes): its rows can be cut at any multiple of a chunk.
+fn independent_chunks(c: &Compiled) -> Option<u32> {
+    let p = &c.body.prepared;
+    let chunk = p.chunk_lanes;
+    // Several outputs are cut alike: the same chunks, computed together.
+    let alike = c
+        .more
+        .iter()
+        .all(|l| l.prepared.chunked && l.prepared.chunk_lanes == chunk);
+    (c.steps.is_empty() && p.chunked && alike && chunk > 0 && c.lanes.is_multiple_of(chunk))
+        .then_some(chunk)
+}
+
+/// Whether a compiled kernel only moves data: each output lane is an input lane of the
+/// same width (a dense load, maybe reinterpreted) or one value for every lane.
+fn moves_data_only(c: &Compiled) -> bool {
+    c.steps.is_empty()
+        && c.outputs()
+            .flat_map(|l| crate::ir::visit::post_order(&l.selected))
+            .all(|e| {
+                e.ty().is_scalar()
+                    || match e.op() {
+                        Op::Load(..) => crate::lower::lanes::is_dense(&e),
+                        Op::Broadcast => e.arg(0).ty().is_scalar(),
+                        Op::Const(_) | Op::Reinterpret | Op::Ramp => true,
+                        Op::Cast => e.arg(0).ty().elem.bits() == e.ty().elem.bits(),
+                        _ => false,
+                    }
+            })
+}
+
+fn uses_domain_var(k: &Kernel, outer: &[Affine]) -> bool {
+    outer
+        .iter()
+        .any(|a| a.terms.keys().any(|v| !k.out_vars.contains(v)))
+}
+
+/// Writes the C of a compiled kernel.
+struct Emitter<'a> {
+    k: &'a Kernel,
+    c: &'a Compiled,
+    /// The call of the narrow variant that replaces the scalar fallback, if any.
+    narrow_call: Option<String>,
+    target: &'a dyn crate::isa::target::Target,
+    types: BTreeSet<Type>,
+    out: String,
+}
+
+impl<'a> Emitter<'a> {
+    fn line(&mut self, indent: usize, s: &str) {
+        let _ = writeln!(self.out, "{:indent$}{s}", "");
+    }
+
+    fn row_decl(&mut self, indent: usize, r: usize) {
+        let (input, outer) = &self.c.rows[r];
+        let inp = &self.k.inputs[*input];
+        let mut off = String::new();
+        for (d, ix) in outer.iter().enumerate() {
+            let _ = write!(
+                off,
+                " + (ptrdiff_t){} * {}",
+                ix.c_text(&|v| scalar::loop_var(self.k, v)),
+                scalar::stride(&inp.name, d + 1)
+            );
+        }
+        self.line(
+            indent,
+            &format!(
+                "const {} *b_hv_row{r} = {}{off};",
+                inp.elem.c_name(),
+                scalar::base_ptr(&inp.name)
+            ),
+        );
+    }
+
+    /// Rows read directly (not through inner reductions) by a lowered expression.
+    fn rows_of(l: &Lowered) -> BTreeSet<usize> {
+        l.params
+            .buffers
+            .keys()
+            .filter_map(|b| b.strip_prefix("hv_row").and_then(|s| s.parse().ok()))
+            .collect()
+    }
+
+    fn reductions_of(l: &Lowered) -> BTreeSet<usize> {
+        l.params
+            .buffers
+            .keys()
+            .filter_map(|b| b.strip_prefix("hv_r").and_then(|s| s.parse().ok()))
+            .collect()
+    }
+
+    /// Emits the chunk loop of `l` over its `n` lanes, storing each chunk to `dest`.
+    fn chunks(&mut self, indent: usize, l: &Lowered, dest: &str) {
+        self.chunks_over(indent, &[(l, dest.to_string())], l.prepared.lanes);
+    }
+
+    /// Each output's lowered expression and where its vector at `pos` is stored.
+    fn outputs_at(&self, pos: &str) -> Vec<(&'a Lowered, String)> {
+        let c: &'a Compiled = self.c;
+        c.outputs()
+            .zip(scalar::out_ptrs(self.k))
+            .map(|(l, p)| (l, format!("hv_{p} + {pos}")))
+            .collect()
+    }
+
+    /// Emits the chunk loops of every output at `pos` over `n` lanes: one loop computing
+    /// them all where their chunks are alike (their shared loads written once), else one
+    /// loop each.
+    fn output_chunks(&mut self, indent: usize, pos: &str, n: u32) {
+        let parts = self.outputs_at(pos);
+        let chunk = parts[0].0.prepared.chunk_lanes;
+        if parts.iter().all(|(l, _)| l.prepared.chunk_lanes == chunk) {
+            self.chunks_over(indent, &parts, n);
+        } else {
+            for part in parts {
+                self.chunks_over(indent, std::slice::from_ref(&part), n);
+            }
+        }
+    }
+
+    /// Emits one chunk loop over `n` lanes computing every `(expression, destination)`
+    /// of `parts` (with equal chunks; a chunked body's chunks are independent, so `n` may
+    /// be any multiple of the chunk: several vectors, or one chunk).
+    fn chunks_over(&mut self, indent: usize, parts: &[(&Lowered, String)], n: u32) {
+        let lanes = parts[0].0.prepared.chunk_lanes;
+        let mut w = FnWriter::new(self.target);
+        w.bind(&prepare::chunk_var(), prepare::CHUNK_VAR);
+        w.set_indent(&" ".repeat(indent + 4));
+        let results: Vec<String> = parts.iter().map(|(l, _)| w.value(&l.selected)).collect();
+        let body = w.take_body();
+        self.types.extend(w.types.iter().copied());
+        let x = prepare::CHUNK_VAR;
+        self.line(
+            indent,
+            &format!("for (int32_t {x} = 0; {x} < {n}; {x} += {lanes}) {{"),
+        );
+        self.out.push_str(&body);
+        for ((l, dest), r) in parts.iter().zip(results) {
+            let et = l.out_elem().c_name();
+            if n.is_multiple_of(lanes) {
+                self.line(
+                    indent + 4,
+                    &format!("__builtin_memcpy({dest} + {x}, &{r}, {lanes} * sizeof({et}));"),
+                );
+            } else {
+                self.line(
+                    indent + 4,
+                    &format!(
+                        "{{ int32_t n_ = {n} - {x}; if (n_ > {lanes}) n_ = {lanes}; __builtin_memcpy({dest} + {x}, &{r}, (size_t)n_ * sizeof({et})); }}"
+                    ),
+                );
+            }
+        }
+        self.line(indent, "}");
+    }
+
+    /// Emits a row of a body of independent `chunk`-lane chunks: several vectors per
+    /// iteration (enough work to hide the loop's own overhead, as clang's interleaving
+    /// does), then single chunks, then one chunk shifted left to end at the row's end. Rows
+    /// as narrow as one chunk stay vector code.
+    fn unrolled_row(&mut self, indent: usize, pos: &str, chunk: u32) {
+        let c: &Compiled = self.c;
+        let n = c.lanes;
+        let per_vector: f64 = c.outputs().map(Lowered::cost).sum();
+        // The widest lanes the selected code computes with (narrowing may have removed
+        // the kernel's widest type).
+        let widest = c
+            .outputs()
+            .flat_map(|l| crate::ir::visit::post_order(&l.selected))
+            .map(|e| e.ty())
+            .filter(|t| !t.is_scalar() && t.elem != Elem::Bool && !t.elem.is_internal())
+            .map(|t| t.elem.bits())
+            .max()
+            .unwrap_or(8);
+        let mut unroll = 1;
+        while unroll < MAX_UNROLL
+            && 2 * unroll * n <= MAX_UNROLLED_LANES
+            && per_vector * f64::from(unroll) < UNROLLED_WORK
+            && 2 * unroll * n * widest <= MAX_UNROLLED_REGISTERS * self.target.register_bits()
+        {
+            unroll *= 2;
+        }
+        let step = n * unroll;
+        self.line(
+            indent,
+            &format!("for (; {pos} <= e0 - {step}; {pos} += {step}) {{"),
+        );
+        self.output_chunks(indent + 4, pos, step);
+        self.line(indent, "}");
+        if step > chunk {
+            self.line(
+                indent,
+                &format!("for (; {pos} <= e0 - {chunk}; {pos} += {chunk}) {{"),
+            );
+            self.output_chunks(indent + 4, pos, chunk);
+            self.line(indent, "}");
+        }
+        self.line(indent, &format!("if ({pos} < e0) {{"));
+        self.line(indent + 4, &format!("{pos} = e0 - {chunk};"));
+        self.output_chunks(indent + 4, pos, chunk);
+        self.line(indent, "}");
+    }
+
+    /// Emits one row as plain scalar C (rows narrower than a vector, copies and fills).
+    fn scalar_row(&mut self, ind: usize) {
+        let k = self.k;
+        let v0 = scalar::loop_var(k, k.vec_var());
+        self.line(
+            ind,
+            &format!("for (int32_t {v0} = 0; {v0} < e0; {v0}++) {{"),
+        );
+        let mut w = scalar::Writer::new(k, ind + 4);
+        let results: Vec<String> = k.bodies().map(|b| w.value(b)).collect();
+        self.out.push_str(&w.out);
+        for (p, r) in scalar::out_ptrs(k).iter().zip(results) {
+            self.line(ind + 4, &format!("hv_{p}[{v0}] = {r};"));
+        }
+        self.line(ind, "}");
+    }
+
+    /// Emits one row as vectors, with the scalar code (or the narrow variant's call) for
+    /// rows narrower than a vector.
+    fn vector_row(&mut self, ind: usize) {
+        let n = self.c.lanes;
+        let pos = c_ident("p_", VEC_POS);
+        let vector_min = match independent_chunks(self.c) {
+            Some(chunk) if self.target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3" => {
+                chunk
+            }
+            _ => n,
+        };
+        self.line(ind, &format!("if (e0 >= {vector_min}) {{"));
+        if self.target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3" {
+            self.line(ind + 4, &format!("int32_t {pos} = 0;"));
+            if let Some(chunk) = independent_chunks(self.c) {
+                self.unrolled_row(ind + 4, &pos, chunk);
+            } else {
+                // Whole vectors in a counted loop (no per-iteration clamp, so clang can unroll
+                // and pipeline it), then one last vector shifted left to end at the row's end.
+                self.line(
+                    ind + 4,
+                    &format!("for (; {pos} <= e0 - {n}; {pos} += {n}) {{"),
+                );
+                let start = self.out.len();
+                self.vector_body(ind + 8, &pos);
+                let body = self.out[start..].to_string();
+                self.line(ind + 4, "}");
+                self.line(ind + 4, &format!("if ({pos} < e0) {{"));
+                self.line(ind + 8, &format!("{pos} = e0 - {n};"));
+                self.out.push_str(&body);
+                self.line(ind + 4, "}");
+            }
+        } else {
+            // Below -O3 clang unrolls nothing, and one loop with the clamp inside is fewer
+            // instructions per vector than two copies of the body (HVX kernels, built at -O1).
+            self.line(
+                ind + 4,
+                &format!("for (int32_t {pos} = 0;; {pos} += {n}) {{"),
+            );
+            self.line(ind + 8, &format!("if ({pos} > e0 - {n}) {pos} = e0 - {n};"));
+            self.vector_body(ind + 8, &pos);
+            self.line(ind + 8, &format!("if ({pos} == e0 - {n}) break;"));
+            self.line(ind + 4, "}");
+        }
+        self.line(ind, "} else {");
+        match self.narrow_call.clone() {
+            Some(call) => {
+                self.line(ind + 4, &call);
+                self.line(ind + 4, "return;");
+            }
+            None => self.scalar_row(ind + 4),
+        }
+        self.line(ind, "}");
+    }
+
+    /// Emits one row: the row pointers that depend only on output variables, then the
+    /// vectors (or, for a copy or a fill, the plain loop).
+    fn row(&mut self, ind: usize) {
+        for r in 0..self.c.rows.len() {
+            if !uses_domain_var(self.k, &self.c.rows[r].1) {
+                self.row_decl(ind, r);
+            }
+        }
+        if moves_data_only(self.c)
+            && self.target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3"
+        {
+            // A copy or a fill: clang recognises the plain loop as one `memcpy` or `memset`
+            // call, exactly as it does in the baseline. Vector code would not beat the C
+            // library, and clang turns its loops into several calls (one per loop).
+            self.scalar_row(ind);
+        } else {
+            self.vector_row(ind);
+        }
+    }
+
+    /// Emits the body computing and storing one vector at position `pos`.
+    fn vector_body(&mut self, indent: usize, pos: &str) {
+        for r in Self::reductions_of(&self.c.body) {
+            self.reduction(indent, r);
+        }
+        let n = self.c.body.prepared.lanes;
+        self.output_chunks(indent, pos, n);
+    }
+
+    /// Emits reduction `r` (its inner reductions first, inside its loop).
+    fn reduction(&mut self, indent: usize, r: usize) {
+        let red = &self.k.reductions[r];
+        let step = &self.c.steps[r];
+        let t = red.body.ty().elem;
+        let n = self.c.lanes;
+        self.line(
+            indent,
+            &format!(
+                "{} b_hv_r{r}[{n}]; for (int i = 0; i < {n}; i++) b_hv_r{r}[i] = ({})({});",
+                t.c_name(),
+                t.c_name(),
+                red.kind.init(t)
+            ),
+        );
+        let mut ind = indent;
+        for d in red.dom.iter().rev() {
+            let v = scalar::loop_var(self.k, &d.var);
+            self.line(
+                ind,
+                &format!(
+                    "for (int32_t {v} = {}; {v} < {}; {v}++) {{",
+                    d.lo,
+                    scalar::bound(&d.hi)
+                ),
+            );
+            ind += 4;
+        }
+        for row in Self::rows_of(step) {
+            if uses_domain_var(self.k, &self.c.rows[row].1) {
+                self.row_decl(ind, row);
+            }
+        }
+        for inner in Self::reductions_of(step) {
+            if inner != r {
+                self.reduction(ind, inner);
+            }
+        }
+        self.chunks(ind, step, &format!("b_hv_r{r}"));
+        for _ in &red.dom {
+            ind -= 4;
+            self.line(ind, "}");
+        }
+    }
+}
+
+/// The outer output variables the kernel uses as values (not only in indices).
+fn outer_vars_used(k: &Kernel) -> Vec<String> {
+    let mut used = BTreeSet::new();
+    for e in k.bodies().chain(k.reductions.iter().map(|r| &r.body)) {
+        for (name, _) in crate::ir::visit::free_vars(e) {
+            if let Some(v) = k.out_vars[1..].iter().find(|v| v.as_str() == &*name) {
+                used.insert(v.clone());
+            }
+        }
+    }
+    used.into_iter().collect()
+}
+
+/// The vector C function of a compiled kernel, named `fname`, with the scalar fallback
+/// for rows narrower than a vector, or, when `narrow` names a function with the same
+/// parameters (a [`super::codegen::narrow_variant`]), a call of it instead: the row width is the same for
+/// every row of a call, so the first row hands the whole call over. A call in place of
+/// the fallback leaves the wide code as it was (inlined, the narrow code changed its
+/// register allocation; as a dispatcher in front, it cost every call five packets).
+/// Returns the typedefs and the function separately (typedefs go first in the file).
+pub fn function(
+    k: &Kernel,
+    c: &Compiled,
+    narrow: Option<&str>,
+    target: &dyn crate::isa::target::Target,
+    fname: &str,
+) -> (String, String) {
+    let mut em = Emitter {
+        k,
+        c,
+        narrow_call: narrow.map(|n| format!("{n}({});", scalar::call_args(k))),
+        target,
+        types: BTreeSet::new(),
+        out: String::new(),
+    };
+    em.line(0, &format!("{} {{", scalar::signature(k, fname)));
+    let dims = k.out_vars.len();
+    let mut ind = 4;
+    for d in (1..dims).rev() {
+        let v = scalar::loop_var(k, &k.out_vars[d]);
+        em.line(ind, &format!("for (int32_t {v} = 0; {v} < e{d}; {v}++) {{"));
+        ind += 4;
+    }
+    for p in scalar::out_ptrs(k) {
+        let mut off = String::new();
+        for d in 1..dims {
+            let _ = write!(
+                off,
+                " + (ptrdiff_t){} * {p}_s{d}",
+                scalar::loop_var(k, &k.out_vars[d])
+            );
+        }
+        em.line(ind, &format!("{} *hv_{p} = {p}{off};", k.out_elem.c_name()));
+    }
+    // Outer output variables used as values: lowered code reads scalars by their
+    // parameter names.
+    for v in outer_vars_used(k) {
+        em.line(
+            ind,
+            &format!(
+                "const int32_t {} = {};",
+                c_ident("p_", &v),
+                scalar::loop_var(k, &v)
+            ),
+        );
+    }
+    em.row(ind);
+    for _ in 1..dims {
+        ind -= 4;
+        em.line(ind, "}");
+    }
+    em.line(0, "}");
+    (crate::lower::emit::typedefs(&em.types), em.out)
+}
