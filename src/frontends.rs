@@ -184,7 +184,7 @@ fn run(fe: FrontEnd, src: &Arc<Source>) -> Result<(), Diag> {
         FrontEnd::Kernel => {
             let k = crate::kernel::parse(src)?;
             if let Some(be) = BACKEND.as_ref() {
-                let _ = crate::kernel::harness::c_file(&k, be, None, "fuzzed");
+                let _ = crate::kernel::c_file::c_file(&k, be, None, "fuzzed");
             }
         }
     }

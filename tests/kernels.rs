@@ -122,7 +122,7 @@ fn the_harness_catches_wrong_code() {
     );
     let k = kernel::parse(&src).unwrap();
     let be = harrow::targets::backend("x86-avx2").unwrap();
-    let b = kernel::harness::build(&k, &be, None);
+    let b = kernel::c_file::build(&k, &be, None);
     // Rows of 300 run the unrolled loop, the loop of single chunks and the shifted tail.
     let ok = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300, 3], 1).unwrap();
     assert!(ok.mismatch.is_none());
@@ -159,7 +159,7 @@ fn the_harness_catches_wrong_code() {
 fn scalar_baseline_is_plain_c() {
     let be = harrow::targets::backend("x86-avx2").unwrap();
     for (path, k) in suite() {
-        let s = kernel::harness::scalar_file(&k, "f");
+        let s = kernel::c_file::scalar_file(&k, "f");
         let body = &s[s.find("void f(").expect("the function")..];
         for banned in [
             "_mm",
@@ -171,7 +171,7 @@ fn scalar_baseline_is_plain_c() {
         ] {
             assert!(!body.contains(banned), "{path}: scalar C uses {banned}");
         }
-        let (c, _, _) = kernel::harness::c_file(&k, &be, None, "g");
+        let (c, _, _) = kernel::c_file::c_file(&k, &be, None, "g");
         assert!(c.contains("void g("), "{path}");
     }
 }
@@ -190,7 +190,7 @@ fn splats_conversions_and_constant_shifts_are_plain_c() {
         ) {
             continue;
         }
-        let (c, _, _) = kernel::harness::c_file(&k, &be, None, "g");
+        let (c, _, _) = kernel::c_file::c_file(&k, &be, None, "g");
         let body = &c[c.find("void g(").expect("the function")..];
         assert!(!body.contains("hv_cast("), "{path}: a helper conversion");
         // Half-register loads (64-lane chunks) are aligned loads and valign, not the
@@ -201,7 +201,7 @@ fn splats_conversions_and_constant_shifts_are_plain_c() {
             "{path}: a splat written lane by lane"
         );
         if k.name == "add" {
-            let s = kernel::harness::scalar_file(&k, "f");
+            let s = kernel::c_file::scalar_file(&k, "f");
             let body = &s[s.find("void f(").expect("the function")..];
             assert!(
                 !body.contains("hv_shr("),
@@ -302,7 +302,7 @@ fn kernels_are_narrowed_and_widened_by_cost() {
         let ir = harrow::lower::listing(&c.body);
         assert!(c.lanes >= lanes, "{} lanes for {text}\n{ir}", c.lanes);
         assert!(!ir.contains("i32x"), "no 32-bit lanes are left:\n{ir}");
-        let b = kernel::harness::build(&k, &be, None);
+        let b = kernel::c_file::build(&k, &be, None);
         let r = kernel::harness::run_c(&k, &be, &b.c, b.lanes, &[300], 1).unwrap();
         assert!(r.mismatch.is_none(), "{:?}", r.mismatch);
     }
@@ -334,7 +334,7 @@ fn assert_runs_correctly(
 fn rows_are_unrolled_and_copies_stay_plain_loops() {
     let be = harrow::targets::backend("x86-avx2").unwrap();
     let k = kernel_of("input in: u8[1]\noutput out(x): u8 = in(x) + in(x + 1)\n");
-    let b = kernel::harness::build(&k, &be, None);
+    let b = kernel::c_file::build(&k, &be, None);
     let steps: Vec<u32> =
         b.c.lines()
             .filter_map(|l| l.trim().strip_prefix("for (; p_hv_x <= e0 - "))
@@ -360,7 +360,7 @@ fn rows_are_unrolled_and_copies_stay_plain_loops() {
     }
 
     let k = kernel_of("input in: i16[1]\noutput out(x): u16 = u16(in(x + 1))\n");
-    let b = kernel::harness::build(&k, &be, None);
+    let b = kernel::c_file::build(&k, &be, None);
     assert!(
         !b.c.contains("p_hv_x"),
         "a copy is one plain loop:\n{}",
@@ -411,7 +411,7 @@ fn strided_loads_deinterleave_with_structured_loads_on_arm() {
         ),
     ] {
         let k = kernel_of(text);
-        let b = kernel::harness::build(&k, &be, Some(16));
+        let b = kernel::c_file::build(&k, &be, Some(16));
         // The shifted last chunk computes one chunk: 16 lanes, two registers of 16 bits.
         let last_chunk = b.c.split("if (p_hv_x < e0)").nth(1).unwrap_or("");
         let last_chunk = last_chunk.split("} else {").next().unwrap_or("");
@@ -430,7 +430,7 @@ fn kernel_widths_keep_weights_in_registers() {
     let avx2 = harrow::targets::backend("x86-avx2").unwrap();
     let c = kernel::codegen::compile_best(&k, &avx2, None);
     assert_eq!(c.lanes, 16, "{}", harrow::lower::listing(&c.body));
-    let b = kernel::harness::build(&k, &avx2, None);
+    let b = kernel::c_file::build(&k, &avx2, None);
     assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[300, 4]);
     let wide = kernel::codegen::compile(&k, &avx2, 32);
     assert!(
@@ -455,7 +455,7 @@ fn mixed_width_matrix_products_accumulate_widening() {
     assert!(!ir.contains("vmulq_s32"), "no full-width multiply:\n{ir}");
     // One widening per half row (the high half of it feeds `smlal2`), not one per quarter.
     assert!(!ir.contains("u8x4") && !ir.contains("i16x4 = cast"), "{ir}");
-    let b = kernel::harness::build(&k, &arm, None);
+    let b = kernel::c_file::build(&k, &arm, None);
     assert_runs_correctly(&k, &arm, &b.c, b.lanes, &[300, 4]);
     let avx2 = harrow::targets::backend("x86-avx2").unwrap();
     let c = kernel::codegen::compile_best(&k, &avx2, None);
@@ -465,7 +465,7 @@ fn mixed_width_matrix_products_accumulate_widening() {
         "vpmaddwd pairs the taps:\n{ir}"
     );
     assert!(!ir.contains("_mm256_mullo_epi32"), "no vpmulld:\n{ir}");
-    let b = kernel::harness::build(&k, &avx2, None);
+    let b = kernel::c_file::build(&k, &avx2, None);
     assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[300, 4]);
 }
 
@@ -482,7 +482,7 @@ fn hvx_rows_narrower_than_a_vector_take_a_narrow_vector_variant() {
     let c = kernel::codegen::compile_best(&k, &hvx, None);
     let narrow = kernel::codegen::narrow_variant(&k, &hvx, &c).expect("a narrow variant on HVX");
     assert_eq!(narrow.lanes * 2, c.lanes);
-    let b = kernel::harness::build(&k, &hvx, None);
+    let b = kernel::c_file::build(&k, &hvx, None);
     assert!(
         b.c.contains(&format!("if (e0 >= {}) {{", narrow.lanes))
             && b.c.contains("hv_kernel_narrow(out, in_in0, e0);"),
@@ -509,7 +509,7 @@ fn hvx_windows_of_one_and_a_half_registers_load_by_registers() {
         "input in0: u8[1]\noutput out(x): i32 = i32((u16(in0(3 * x + 2)) - u16(in0(3 * x + 0))))\n";
     let k = kernel_of(text);
     let hvx = harrow::targets::backend("hvx").unwrap();
-    let b = kernel::harness::build(&k, &hvx, None);
+    let b = kernel::c_file::build(&k, &hvx, None);
     assert!(
         b.c.contains("hv_vload_part(") && b.c.contains("HVX_Vector t_[2];"),
         "a register and a part one:\n{}",

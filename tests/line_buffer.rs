@@ -30,7 +30,7 @@ fn mismatch(
 fn lines_are_used_where_they_pay(target: &str) {
     let be = harrow::targets::backend(target).expect("target exists");
     let k = gaussian5x5();
-    let b = kernel::harness::build(&k, &be, None);
+    let b = kernel::c_file::build(&k, &be, None);
     assert!(
         b.c.contains(PRODUCE),
         "gaussian5x5 on {target} is computed through a line buffer:\n{}",
@@ -110,7 +110,7 @@ fn forced_lines(text: &str, be: &harrow::lower::Backend) -> Option<(kernel::Kern
         "{} has a line buffer",
         k.name
     );
-    let b = kernel::harness::build(&k, be, None);
+    let b = kernel::c_file::build(&k, be, None);
     let choice = "if (e0 > HV_LB_MIN_W";
     b.c.contains(choice).then(|| {
         (

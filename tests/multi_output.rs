@@ -27,7 +27,7 @@ fn outputs_share_their_loads_and_each_is_checked() {
     let be = harrow::targets::backend("x86-avx2").unwrap();
     let k = yuv_to_rgb();
     assert_eq!(k.outputs(), 3);
-    let b = kernel::harness::build(&k, &be, None);
+    let b = kernel::c_file::build(&k, &be, None);
     // One loop computes the three planes: each input row is loaded once per chunk.
     let body = first_chunk_loop(&b.c);
     for row in 0..3 {
@@ -70,7 +70,7 @@ fn the_listing_shows_every_output() {
 #[test]
 fn the_scalar_baseline_writes_every_output() {
     let k = yuv_to_rgb();
-    let c = kernel::harness::scalar_file(&k, "f");
+    let c = kernel::c_file::scalar_file(&k, "f");
     for store in [
         "out[v_x + v_y * out_s1] = ",
         "out_g[v_x + v_y * out_g_s1] = ",

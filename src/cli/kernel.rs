@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::bench_report::BenchReport;
 use super::{CliError, read_source};
-use crate::kernel::{self, Kernel, harness};
+use crate::kernel::{self, Kernel, c_file, harness};
 use crate::lower;
 
 /// `harrow run`
@@ -122,8 +122,8 @@ pub fn compile(
     let k = load(path)?;
     harness::check_width(&k, width)?;
     match emit {
-        "c" => Ok(harness::c_file(&k, be, width, name).0),
-        "scalar-c" => Ok(harness::scalar_file(&k, name)),
+        "c" => Ok(c_file::c_file(&k, be, width, name).0),
+        "scalar-c" => Ok(c_file::scalar_file(&k, name)),
         "ir" => {
             let listing = |s: &mut String, c: &kernel::codegen::Compiled, what: &str| {
                 for (i, st) in c.steps.iter().enumerate() {
@@ -157,7 +157,7 @@ pub fn compile(
             ))
         }
         "asm" => {
-            let c = harness::c_file(&k, be, width, name).0;
+            let c = c_file::c_file(&k, be, width, name).0;
             Ok(crate::isa::toolchain::assembly(
                 be.target.as_ref(),
                 crate::isa::target::Purpose::Assembly,

@@ -8,11 +8,11 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
+use super::c_file::{Build, build, scalar_file};
 use super::halide::{Halide, HalideBuild};
 use super::reference::{self, Data, Setup};
-use super::{Kernel, codegen, line_buffer, scalar, vector_c};
+use super::{Kernel, codegen};
 use crate::isa::target::{Purpose, Target};
 use crate::isa::toolchain::{Compile, Output, ToolError, scratch, write_file};
 use crate::lower::Backend;
@@ -105,22 +105,6 @@ impl From<KernelError> for String {
     }
 }
 
-/// A kernel compiled to one C file holding the vector function `hv_kernel`, the scalar
-/// baseline `hv_scalar`, and the facts a harness needs.
-pub struct Build {
-    /// The C text: both functions in one unit.
-    pub c: String,
-    /// The C text with harrow's function only (the baseline declared), for programs that
-    /// build the baseline as its own unit.
-    pub kernel_only: String,
-    /// Lanes per vector.
-    pub lanes: u32,
-    /// Time harrow took to compile the kernel (lowering and C emission).
-    pub compile_time: std::time::Duration,
-    /// Estimated cost per vector.
-    pub cost: f64,
-}
-
 /// The most elements (output and input footprints together) a run or benchmark may
 /// allocate: the reference interpreter holds each as 16 bytes, so this is 1 GiB there,
 /// and about 30 full-HD frames, far above any benchmark's extents.
@@ -168,146 +152,6 @@ pub fn check_width(k: &Kernel, lanes: Option<u32>) -> Result<(), KernelError> {
             min: codegen::legal_lanes(k, 1),
         }),
         _ => Ok(()),
-    }
-}
-
-/// The vector function of a compiled kernel named `fname` and its typedefs, with its
-/// narrow variant where the target wants one; `local` functions are `static` and never
-/// inlined (the parts of a line-buffered kernel).
-fn kernel_functions(
-    k: &Kernel,
-    backend: &Backend,
-    compiled: &codegen::Compiled,
-    fname: &str,
-    local: bool,
-) -> (String, String) {
-    let target = &*backend.target;
-    // Rows narrower than a vector, where the target's kernels are built below the
-    // baseline's level, call a narrower variant (a function of its own).
-    let narrow_name = format!("{fname}_narrow");
-    let narrow = codegen::narrow_variant(k, backend, compiled)
-        .map(|n| vector_c::function(k, &n, None, target, &narrow_name));
-    let (mut types, mut f) = vector_c::function(
-        k,
-        compiled,
-        narrow.as_ref().map(|_| narrow_name.as_str()),
-        target,
-        fname,
-    );
-    if local {
-        f = format!("static __attribute__((noinline)) {f}");
-    }
-    if let Some((narrow_types, narrow_f)) = narrow {
-        // Typedefs are guarded, so the narrow variant's may repeat the wide one's.
-        types.push_str(&narrow_types);
-        f = format!("static __attribute__((noinline)) {narrow_f}{f}");
-    }
-    (types, f)
-}
-
-/// The C file of a kernel for a target: the vector function named `fname` (and, for a
-/// line-buffered kernel, the functions it calls). Returns the text, the lanes per vector
-/// and the estimated cycles per vector.
-pub fn c_file(
-    k: &Kernel,
-    backend: &Backend,
-    lanes: Option<u32>,
-    fname: &str,
-) -> (String, u32, f64) {
-    let target = &*backend.target;
-    let plan = line_buffer::choose(k, backend, lanes);
-    let lanes = plan.lanes();
-    let (types, f, cost, how) = match &plan {
-        line_buffer::Plan::Direct(c) => {
-            let (types, f) = kernel_functions(k, backend, c, fname, false);
-            (types, f, c.cost(), String::new())
-        }
-        line_buffer::Plan::Lines(s, direct) => {
-            let names = [
-                format!("{fname}_line"),
-                format!("{fname}_rows"),
-                format!("{fname}_direct"),
-            ];
-            let (mut types, mut f) =
-                kernel_functions(&s.lb.producer, backend, &s.producer, &names[0], true);
-            for (kernel, compiled, name) in [
-                (&s.lb.consumer, &s.consumer, &names[1]),
-                (k, direct, &names[2]),
-            ] {
-                let (t, text) = kernel_functions(kernel, backend, compiled, name, true);
-                types.push_str(&t);
-                f.push_str(&text);
-            }
-            let direct_cost = direct.cost_on(target) / f64::from(direct.lanes);
-            f.push_str(&line_buffer::driver(
-                k,
-                s,
-                direct_cost,
-                target,
-                [&names[0], &names[1], &names[2]],
-                fname,
-            ));
-            let how = format!(
-                "\n * Line buffer: `{}` is computed once per line ({} lanes per vector) into a ring of {} lines and read at {} places\n * (on images large enough; estimated {:.3} cycles per output element, {:.3} without the lines).",
-                s.lb.line,
-                s.producer.lanes,
-                s.lb.rows,
-                s.lb.uses,
-                s.per_element(target),
-                direct_cost
-            );
-            (types, f, s.per_element(target) * f64::from(lanes), how)
-        }
-    };
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "/* Generated by harrow for {}: kernel `{}`, {} lanes per vector, estimated {:.1} cycles per vector.{how}\n * Inputs must be readable over the footprint `harrow compile --emit footprint` reports. */",
-        target.name(),
-        k.name,
-        lanes,
-        cost
-    );
-    s.push_str(&target.c_header());
-    s.push_str("#include <stddef.h>\n");
-    s.push_str(crate::lower::emit::PRELUDE);
-    s.push_str(&types);
-    s.push_str(&f);
-    (s, lanes, cost)
-}
-
-/// The plain scalar C file of a kernel (`--emit scalar-c`).
-pub fn scalar_file(k: &Kernel, fname: &str) -> String {
-    let mut s = format!(
-        "/* Generated by harrow: kernel `{}` as plain scalar C (the clang -O3 baseline). */\n#include <stdint.h>\n#include <stddef.h>\n#include <string.h>\n",
-        k.name
-    );
-    s.push_str(crate::lower::emit::PRELUDE);
-    s.push_str(&scalar::function(k, fname));
-    s
-}
-
-/// Builds the vector and scalar functions of `k` into one C text.
-pub fn build(k: &Kernel, backend: &Backend, lanes: Option<u32>) -> Build {
-    let t0 = Instant::now();
-    let (kernel_c, lanes, cost) = c_file(k, backend, lanes, "hv_kernel");
-    let compile_time = t0.elapsed();
-    // Both functions stay calls, as in a user's program: inlined into `main`, their
-    // `restrict` promises are lost (clang stops pairing loads and stores) and the call
-    // itself is not counted, which measured the harness instead of the kernel.
-    let mut kernel_only = format!(
-        "#include <stdint.h>\n#include <stddef.h>\n__attribute__((noinline)) {};\n__attribute__((noinline)) {};\n",
-        scalar::signature(k, "hv_kernel"),
-        scalar::signature(k, "hv_scalar")
-    );
-    kernel_only.push_str(&kernel_c);
-    let c = format!("{kernel_only}{}", scalar::function(k, "hv_scalar"));
-    Build {
-        c,
-        kernel_only,
-        lanes,
-        compile_time,
-        cost,
     }
 }
 

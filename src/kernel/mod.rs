@@ -11,6 +11,7 @@
 //! - [`reference`] computes the output with the reference interpreter,
 //! - [`harness`] runs and times them (`harrow run`, `harrow bench`).
 
+pub mod c_file;
 pub mod codegen;
 pub mod count;
 pub mod fuzz;
