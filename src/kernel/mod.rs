@@ -17,6 +17,7 @@ pub mod count;
 pub mod fuzz;
 pub mod halide;
 pub mod harness;
+mod inline;
 pub mod line_buffer;
 pub mod parse;
 pub mod reference;
