@@ -107,21 +107,23 @@ impl<'a> Emitter<'a> {
         );
     }
 
-    /// Rows read directly (not through inner reductions) by a lowered expression.
-    fn rows_of(l: &Lowered) -> BTreeSet<usize> {
+    /// The numbers `K` of the buffers `PREFIX<K>` a lowered expression reads.
+    fn numbered(l: &Lowered, prefix: &str) -> BTreeSet<usize> {
         l.params
             .buffers
             .keys()
-            .filter_map(|b| b.strip_prefix("hv_row").and_then(|s| s.parse().ok()))
+            .filter_map(|b| b.strip_prefix(prefix).and_then(|s| s.parse().ok()))
             .collect()
     }
 
+    /// Rows read directly (not through inner reductions) by a lowered expression.
+    fn rows_of(l: &Lowered) -> BTreeSet<usize> {
+        Self::numbered(l, "hv_row")
+    }
+
+    /// Loop reductions whose accumulators a lowered expression reads.
     fn reductions_of(l: &Lowered) -> BTreeSet<usize> {
-        l.params
-            .buffers
-            .keys()
-            .filter_map(|b| b.strip_prefix("hv_r").and_then(|s| s.parse().ok()))
-            .collect()
+        Self::numbered(l, "hv_r")
     }
 
     /// Emits the chunk loop of `l` over its `n` lanes, storing each chunk to `dest`.
