@@ -198,7 +198,7 @@ pub fn explain(
                 st.lb.rows,
                 st.lb.uses,
                 st.per_element(be.target.as_ref()),
-                direct.cost_on(be.target.as_ref()) / f64::from(direct.lanes)
+                direct.cost_per_lane(be.target.as_ref())
             );
             explain(&mut s, &st.producer);
             explain(&mut s, &st.consumer);

@@ -91,7 +91,7 @@ pub fn c_file(
                 types.push_str(&t);
                 f.push_str(&text);
             }
-            let direct_cost = direct.cost_on(target) / f64::from(direct.lanes);
+            let direct_cost = direct.cost_per_lane(target);
             f.push_str(&line_buffer::driver(
                 k,
                 s,

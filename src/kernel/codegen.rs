@@ -74,6 +74,11 @@ impl Compiled {
                 .sum::<f64>()
     }
 
+    /// [`Compiled::cost_on`] per lane: what widths, body forms and line buffers compare.
+    pub fn cost_per_lane(&self, target: &dyn crate::isa::target::Target) -> f64 {
+        self.cost_on(target) / f64::from(self.lanes)
+    }
+
     /// [`Compiled::cost`] plus what spilling registers is estimated to add on `target`:
     /// the width choice compares this, so a wider vector that no longer fits the register
     /// file (many loop-invariant weights next to a wide accumulator) is not preferred.
@@ -319,7 +324,7 @@ pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compil
             bodies.push(v);
         }
     }
-    let per_lane = |c: &Compiled| c.cost_on(target) / f64::from(c.lanes);
+    let per_lane = |c: &Compiled| c.cost_per_lane(target);
     // Each body at its first candidate width, side by side; then the bodies that lowered
     // to new code, and are not far behind, at their other widths (a narrower body gains
     // most from a wider vector, so a body behind at the first width may still win; the

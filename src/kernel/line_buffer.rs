@@ -310,12 +310,12 @@ pub struct Staged {
 impl Staged {
     /// Estimated cycles per line element.
     pub fn line_cost(&self, target: &dyn crate::isa::target::Target) -> f64 {
-        self.producer.cost_on(target) / f64::from(self.producer.lanes)
+        self.producer.cost_per_lane(target)
     }
 
     /// Estimated cycles per output element of the consumer.
     pub fn rows_cost(&self, target: &dyn crate::isa::target::Target) -> f64 {
-        self.consumer.cost_on(target) / f64::from(self.consumer.lanes)
+        self.consumer.cost_per_lane(target)
     }
 
     /// Estimated cycles per output element in the steady state (a line element per
@@ -382,7 +382,7 @@ pub fn choose(k: &Kernel, backend: &Backend, width: Option<u32>) -> Plan {
             }
         })
         .expect("a plan has a line buffer");
-    if staged.per_element(target) < MARGIN * direct.cost_on(target) / f64::from(direct.lanes) {
+    if staged.per_element(target) < MARGIN * direct.cost_per_lane(target) {
         Plan::Lines(Box::new(staged), direct)
     } else {
         Plan::Direct(direct)
