@@ -1,14 +1,16 @@
 //! Kernels: small image and tensor algorithms (`.hk` files, `docs/kernels.md`).
 //!
 //! A kernel reads typed buffers of one to three dimensions and scalar parameters and
-//! defines one output by a pure expression per output point. [`parse`] reads the file,
-//! inlines definitions, unrolls reductions over small constant domains and elaborates the
-//! body to harrow IR with one *access* variable per distinct buffer read; reductions over
+//! defines one or more outputs by a pure expression per output point. [`parse`] reads the
+//! file, inlines definitions, unrolls reductions over small constant domains and elaborates
+//! each body to harrow IR with one *access* variable per distinct buffer read; reductions over
 //! a parameter extent stay loops ([`Reduction`]). From that one description:
 //! - [`codegen`] vectorizes the body for a target (lowered by `crate::lower`) and
 //!   [`vector_c`] writes its C,
 //! - [`scalar`] writes the plain scalar C baseline (no intrinsics, no vector types),
-//! - [`reference`] computes the output with the reference interpreter,
+//! - [`line_buffer`] splits a stencil whose part repeats at several offsets into a line
+//!   kernel and a rows kernel, [`c_file`] writes the C files,
+//! - [`reference`] computes the outputs with the reference interpreter,
 //! - [`harness`] runs and times them (`harrow run`, `harrow bench`).
 
 pub mod c_file;
