@@ -12,12 +12,31 @@ use crate::rules::{RuleKind, RuleSet};
 /// The text of the built-in lifting rules, embedded in the binary.
 pub const BUILTIN_LIFT_RULES: &str = include_str!("../rules/lift.rules");
 
+/// Built once per process, and read from the tables cache when an earlier process of this
+/// build of harrow wrote it there (`rules::snapshot`).
 static BUILTIN: LazyLock<Result<RuleSet, Diag>> = LazyLock::new(|| {
+    let tables = crate::rules::snapshot::cached("lift", || {
+        let set = build_builtin_rules()?;
+        Ok(crate::rules::snapshot::Tables {
+            rule_sets: vec![set],
+            instrs: Vec::new(),
+        })
+    })?;
+    tables
+        .rule_sets
+        .into_iter()
+        .next()
+        .filter(|s| s.kind == Some(RuleKind::Lift))
+        .map_or_else(build_builtin_rules, Ok)
+});
+
+/// The built-in lifting rules, parsed, instantiated and checked.
+pub fn build_builtin_rules() -> Result<RuleSet, Diag> {
     RuleSet::load(
         &Source::new("rules/lift.rules", BUILTIN_LIFT_RULES),
         RuleKind::Lift,
     )
-});
+}
 
 /// The built-in lifting rules. An error here is a bug in the shipped rule file; tests keep
 /// it from happening.

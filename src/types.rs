@@ -10,7 +10,9 @@
 use std::fmt;
 
 /// The element type of a lane.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Elem {
     /// One-bit truth value, the result of comparisons (Halide's `uint1`).
     Bool,
@@ -238,7 +240,9 @@ impl fmt::Display for Elem {
 }
 
 /// A scalar (one lane) or vector type.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Type {
     /// Element type of each lane.
     pub elem: Elem,

@@ -46,6 +46,21 @@ impl Hash for Expr {
     }
 }
 
+/// An expression is written as its tree (operator, type, operands); reading it builds the
+/// nodes again through [`Expr::build`], so what is read is well typed and shared.
+impl serde::Serialize for Expr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (self.op(), self.ty(), self.args()).serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Expr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Expr, D::Error> {
+        let (op, ty, args) = <(Op, Type, Vec<Expr>)>::deserialize(d)?;
+        Expr::build(op, Some(ty), args).map_err(|e| serde::de::Error::custom(e.0))
+    }
+}
+
 // `Display` (Halide syntax) and `Debug` (S-expressions) are implemented by the printers in
 // `crate::syntax`, above the IR: the IR does not know its concrete syntaxes.
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 pub type Sym = Arc<str>;
 
 /// Alignment facts of a load: the index base is congruent to `remainder` modulo `modulus`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Align {
     /// The modulus (positive).
     pub modulus: i64,
@@ -20,7 +20,7 @@ pub struct Align {
 /// Ops whose result type is not implied by their operands (`Cast`, `Reinterpret`,
 /// `SaturatingCast`, `Const`, `Var`, `Load`, `Broadcast`, `Ramp`, `Slice`, the reductions)
 /// take it from the node's type.
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Op {
     /// A scalar constant, stored as its bit pattern zero-extended to 128 bits.
     Const(u128),
@@ -107,7 +107,7 @@ pub enum Op {
     /// Maximum of groups of adjacent lanes.
     ReduceMax,
     /// A target instruction; its meaning is its description's semantics.
-    Instr(Arc<crate::ir::instr::Instr>),
+    Instr(#[serde(with = "crate::ir::instr::instr_ref")] Arc<crate::ir::instr::Instr>),
 }
 
 /// How an operator is spelled and how many operands it takes.

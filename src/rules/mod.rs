@@ -16,6 +16,7 @@ pub mod check;
 pub mod cost;
 pub mod parse;
 pub mod pattern;
+pub mod snapshot;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -29,7 +30,7 @@ pub use parse::{RuleDecl, TypeFn, TypePred};
 pub use pattern::{Binds, Pat, PatKind};
 
 /// What a rule set is for; it decides which checks apply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RuleKind {
     /// Integer IR to FPIR: every rule must lower the cost.
     Lift,
@@ -38,7 +39,7 @@ pub enum RuleKind {
 }
 
 /// One type instantiation of a rule.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Inst {
     /// Type variables and the element types they stand for.
     pub scope: RuleScope,
@@ -65,7 +66,7 @@ impl Inst {
 }
 
 /// A loaded rule: the declaration and all its instantiations.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Rule {
     /// As written.
     pub decl: RuleDecl,

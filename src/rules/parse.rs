@@ -15,7 +15,7 @@ use crate::syntax::lexer::Tok;
 use crate::syntax::parse::{Ast, Parser};
 
 /// How a derived type variable is computed from another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TypeFn {
     /// Twice the width, same signedness.
     Widen,
@@ -30,7 +30,7 @@ pub enum TypeFn {
 }
 
 /// A condition on type variables.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum TypePred {
     /// `T unsigned`
     Unsigned(String),
@@ -43,11 +43,12 @@ pub enum TypePred {
 }
 
 /// One rule as written.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RuleDecl {
     /// The rule's name (`file:line` when none is given).
     pub name: String,
     /// The file it is in.
+    #[serde(with = "super::snapshot::source_ref")]
     pub src: Arc<Source>,
     /// 1-based line of the `rule` keyword.
     pub line: usize,

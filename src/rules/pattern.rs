@@ -12,7 +12,7 @@ use crate::syntax::parse::{Ast, AstKind};
 use crate::types::{Elem, Type};
 
 /// What a pattern node is.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PatKind {
     /// Pattern variable number `i` (matches any expression of the node's element type).
     Var(usize),
@@ -27,7 +27,7 @@ pub enum PatKind {
 }
 
 /// A pattern node: its kind and element type.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Pat {
     /// What it is.
     pub kind: PatKind,
@@ -39,7 +39,7 @@ pub struct Pat {
 }
 
 /// A constant expression with a printable identity (so patterns can be compared).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct AstKey {
     /// The expression.
     pub ast: Ast,

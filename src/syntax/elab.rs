@@ -49,12 +49,19 @@ impl Decls {
 }
 
 /// What a rule pattern may use beyond ordinary expressions (see `docs/rules.md`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct RuleScope {
     /// Type variables and the element types they stand for in this instantiation.
+    #[serde(serialize_with = "sorted_types")]
     pub types: HashMap<String, Elem>,
     /// Further names that stand for constants (the immediates of an instruction).
     pub consts: std::collections::BTreeSet<String>,
+}
+
+/// Writes the type variables in name order, so that a rule table's bytes do not depend on
+/// the hash map's order.
+fn sorted_types<S: serde::Serializer>(m: &HashMap<String, Elem>, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&m.iter().collect::<std::collections::BTreeMap<_, _>>(), s)
 }
 
 impl RuleScope {

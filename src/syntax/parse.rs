@@ -8,7 +8,7 @@ use super::lexer::{Tok, Token};
 use crate::diag::{Diag, Source};
 
 /// Unary operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Unary {
     /// `-e`
     Neg,
@@ -19,7 +19,7 @@ pub enum Unary {
 }
 
 /// Binary infix operators.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Binary {
     Add,
     Sub,
@@ -68,7 +68,7 @@ impl Binary {
 }
 
 /// A surface expression.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum AstKind {
     /// An integer literal whose type comes from context.
     Int(i128),
@@ -112,7 +112,7 @@ pub enum AstKind {
 }
 
 /// A surface expression with its span.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Ast {
     /// The expression.
     pub kind: AstKind,

@@ -136,6 +136,43 @@ pub fn backend_with(name: &str, extra: &[Arc<Source>]) -> Result<Backend, Target
     Ok(build(lookup(name)?, extra)?)
 }
 
+/// [`build`] with the built-in rules, read from the tables cache when an earlier process of
+/// this build of harrow wrote it there (`rules::snapshot`): the target's lowering rules and
+/// its instruction table.
+fn cached_build(reg: &Registration) -> Result<Backend, TargetError> {
+    let tables = crate::rules::snapshot::cached(&format!("tables-{}", reg.spec.name), || {
+        let b = build(reg, &[])?;
+        Ok::<_, TargetError>(crate::rules::snapshot::Tables {
+            instrs: table_in_order(&b.instrs),
+            rule_sets: vec![b.rules],
+        })
+    })?;
+    let Some(rules) = tables.rule_sets.into_iter().next() else {
+        return Ok(build(reg, &[])?);
+    };
+    let mut instrs = crate::ir::instr::InstrTable::new();
+    for i in tables.instrs {
+        instrs.entry(i.intrinsic.clone()).or_default().push(i);
+    }
+    Ok(Backend {
+        target: (reg.make)(),
+        rules,
+        instrs: Arc::new(instrs),
+        strategies: (reg.strategies)(),
+    })
+}
+
+/// The instructions of a table, by intrinsic name and then in the table's order (which
+/// rebuilds the same table).
+fn table_in_order(t: &crate::ir::instr::InstrTable) -> Vec<Arc<crate::ir::instr::Instr>> {
+    let mut names: Vec<&String> = t.keys().collect();
+    names.sort();
+    names
+        .into_iter()
+        .flat_map(|n| t[n].iter().cloned())
+        .collect()
+}
+
 static BACKENDS: LazyLock<Mutex<HashMap<String, Arc<Backend>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
@@ -147,7 +184,8 @@ pub fn backend(name: &str) -> Result<Arc<Backend>, TargetError> {
     }
     // Every compilation lifts too: load the lifting rules on another core meanwhile
     // (each takes about a third of a small kernel's compile time).
-    let (b, _) = rayon::join(|| backend_with(name, &[]), crate::lift::builtin_rules);
+    let reg = lookup(name)?;
+    let (b, _) = rayon::join(|| cached_build(reg), crate::lift::builtin_rules);
     let b = Arc::new(b?);
     m.insert(name.to_string(), b.clone());
     Ok(b)
@@ -221,6 +259,28 @@ mod tests {
         assert_eq!(hvx.opt_level(Purpose::Kernel), "-O1");
         assert_eq!(hvx.opt_level(Purpose::Baseline), "-O3");
         assert_eq!(arm.opt_level(Purpose::Cases), "-O2");
+    }
+
+    #[test]
+    fn every_target_reads_back_the_tables_it_built() {
+        use crate::rules::snapshot::{decode, encode};
+        for reg in REGISTRY {
+            let built = build(reg, &[]).expect("built-in tables build");
+            let instrs = table_in_order(&built.instrs);
+            let bytes = encode(&[&built.rules], &instrs).expect("the tables can be written");
+            let read = decode(&bytes).expect("and read back");
+            let name = reg.spec.name;
+            assert_eq!(read.rule_sets.len(), 1, "{name}");
+            let dump = |set: &RuleSet| crate::rules::snapshot::dump(set);
+            assert!(
+                dump(&read.rule_sets[0]) == dump(&built.rules),
+                "{name}: rules differ"
+            );
+            assert_eq!(read.instrs.len(), instrs.len(), "{name}");
+            for (a, b) in read.instrs.iter().zip(&instrs) {
+                assert_eq!(format!("{a:?}"), format!("{b:?}"), "{name}");
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Small shared utilities.
 
 pub mod ctemplate;
+pub mod disk_cache;
 pub mod idhash;
 pub mod rng;
 pub mod shared;
