@@ -19,6 +19,7 @@ pub mod lower;
 pub mod rewrite;
 pub mod rules;
 pub mod syntax;
+pub mod synth;
 pub mod targets;
 pub mod types;
 pub mod util;

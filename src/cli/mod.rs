@@ -9,6 +9,7 @@ mod compile;
 mod fuzz;
 mod inputs;
 pub mod kernel;
+mod synth;
 
 use std::path::PathBuf;
 
@@ -68,6 +69,11 @@ pub struct Cli {
     #[command(subcommand)]
     /// What to do.
     pub command: Command,
+    /// Which lowering rules selection uses besides the instructions' own: `hand` (the
+    /// hand-written rules of the target's family), `synth` (the rules `harrow synth lower`
+    /// found for the target), or `all`.
+    #[arg(long, global = true, default_value = "all", value_parser = ["hand", "synth", "all"])]
+    pub rules_from: String,
 }
 
 /// The command line's definition, with the targets `--target` takes listed from the
@@ -120,6 +126,9 @@ pub enum Command {
     /// Generate random kernels, check each against the interpreter and measure it against
     /// clang -O3, printing the slowest (cliff hunting).
     FuzzKernels(fuzz::FuzzArgs),
+    /// Offline rule synthesis: search for proved instruction sequences cheaper than what
+    /// selection chooses today, and write them as rules.
+    Synth(synth::SynthArgs),
 }
 
 /// `harrow verify`
@@ -250,6 +259,12 @@ pub struct CheckArgs {
 
 /// Runs a parsed command line, returning what to print on standard output.
 pub fn run(cli: Cli) -> Result<String, CliError> {
+    // The default leaves the process's choice alone (commands run in-process by tests).
+    if let Some(r) = crate::targets::RulesFrom::from_name(&cli.rules_from)
+        && r != crate::targets::RulesFrom::All
+    {
+        crate::targets::set_rules_from(r);
+    }
     match cli.command {
         Command::Eval(a) => cmd_eval(&a),
         Command::Check(a) => cmd_check(&a),
@@ -260,6 +275,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Command::Run(a) => kernel::cmd_run(&a),
         Command::Bench(a) => kernel::cmd_bench(&a),
         Command::FuzzKernels(a) => fuzz::cmd_fuzz(&a),
+        Command::Synth(a) => synth::cmd_synth(&a),
     }
 }
 

@@ -194,13 +194,7 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
             .var_facts
             .insert(prepare::CHUNK_VAR.into(), (0, last as i128));
     }
-    let mut sel = select::Selector::new(&backend.rules, backend.target.register_bits(), bounds)
-        .with_strategies(backend.strategies.clone(), backend.instrs.clone())
-        .with_validation_inputs(&prepared.chunk);
-    if backend.target.folds_widening_loads() {
-        sel = sel.with_folded_widening_loads();
-    }
-    let s = sel.select(&prepared.chunk);
+    let s = selector(backend, bounds, &prepared.chunk).select(&prepared.chunk);
     let mut params = Params {
         buffers: crate::ir::visit::buffers(&s.expr),
         ..Default::default()
@@ -218,6 +212,25 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
         chunk_cost: s.cost,
         params,
     }
+}
+
+/// The selector `backend` lowers with, with `bounds` for predicates, validating checked
+/// proposals on random inputs to `root`.
+fn selector<'b>(backend: &'b Backend, bounds: Intervals, root: &Expr) -> select::Selector<'b> {
+    let sel = select::Selector::new(&backend.rules, backend.target.register_bits(), bounds)
+        .with_strategies(backend.strategies.clone(), backend.instrs.clone())
+        .with_validation_inputs(root);
+    if backend.target.folds_widening_loads() {
+        sel.with_folded_widening_loads()
+    } else {
+        sel
+    }
+}
+
+/// Selects instructions for `e` exactly as written: no lifting, no chunking, its variables
+/// as registers (what synthesis compares a sequence with).
+pub fn select_as_is(e: &Expr, backend: &Backend) -> select::Selected {
+    selector(backend, Intervals::new(), e).select(e)
 }
 
 /// The C function computing `l` (typedefs first), named `name`.

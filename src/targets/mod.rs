@@ -43,6 +43,57 @@ pub struct Registration {
     pub make: fn() -> Box<dyn Target>,
     /// Its selection strategies, in the order selection tries them.
     pub strategies: fn() -> Vec<Arc<dyn Strategy>>,
+    /// Its synthesized lowering rules (`harrow synth lower`): (path shown in diagnostics,
+    /// text).
+    pub synth: (&'static str, &'static str),
+}
+
+/// Which lowering rules a backend uses besides the ones its instruction descriptions
+/// derive (`harrow --rules-from`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RulesFrom {
+    /// The hand-written rules of the target's family only.
+    Hand,
+    /// The synthesized rules of the target only.
+    Synth,
+    /// Both.
+    #[default]
+    All,
+}
+
+impl RulesFrom {
+    /// The name `--rules-from` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            RulesFrom::Hand => "hand",
+            RulesFrom::Synth => "synth",
+            RulesFrom::All => "all",
+        }
+    }
+
+    /// The choice a name stands for.
+    pub fn from_name(s: &str) -> Option<RulesFrom> {
+        [RulesFrom::Hand, RulesFrom::Synth, RulesFrom::All]
+            .into_iter()
+            .find(|r| r.name() == s)
+    }
+}
+
+/// The rules [`backend`] uses: chosen once per process by the command line.
+static RULES_FROM: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(2);
+
+/// Sets which rules [`backend`] uses from now on (the command line's `--rules-from`).
+pub fn set_rules_from(r: RulesFrom) {
+    RULES_FROM.store(r as u8, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The rules [`backend`] uses.
+pub fn rules_from() -> RulesFrom {
+    match RULES_FROM.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => RulesFrom::Hand,
+        1 => RulesFrom::Synth,
+        _ => RulesFrom::All,
+    }
 }
 
 /// Every target harrow compiles for, in the order the command line lists them.
@@ -118,14 +169,25 @@ pub fn help() -> String {
 
 /// Builds the backend of a target: its family's descriptions restricted to its features,
 /// the derived and hand-written rules, and extra rule files.
-fn build(reg: &Registration, extra: &[Arc<Source>]) -> Result<Backend, Diag> {
-    let (path, text) = reg.family.rules;
+fn build(reg: &Registration, extra: &[Arc<Source>], from: RulesFrom) -> Result<Backend, Diag> {
+    let hand = Source::new(reg.family.rules.0, reg.family.rules.1);
+    let synth = Source::new(reg.synth.0, reg.synth.1);
+    let (first, more): (Arc<Source>, Vec<Arc<Source>>) = match from {
+        RulesFrom::Hand => (hand, extra.to_vec()),
+        RulesFrom::Synth => (synth, extra.to_vec()),
+        RulesFrom::All => (
+            hand,
+            std::iter::once(synth)
+                .chain(extra.iter().cloned())
+                .collect(),
+        ),
+    };
     let features: BTreeSet<&str> = reg.spec.features.iter().copied().collect();
     Backend::build(
         (reg.family.isa)()?,
         &features,
-        &Source::new(path, text),
-        extra,
+        &first,
+        &more,
         (reg.make)(),
         (reg.strategies)(),
     )
@@ -133,22 +195,23 @@ fn build(reg: &Registration, extra: &[Arc<Source>]) -> Result<Backend, Diag> {
 
 /// Builds the backend for a target name, with extra rule files.
 pub fn backend_with(name: &str, extra: &[Arc<Source>]) -> Result<Backend, TargetError> {
-    Ok(build(lookup(name)?, extra)?)
+    Ok(build(lookup(name)?, extra, rules_from())?)
 }
 
 /// [`build`] with the built-in rules, read from the tables cache when an earlier process of
 /// this build of harrow wrote it there (`rules::snapshot`): the target's lowering rules and
 /// its instruction table.
-fn cached_build(reg: &Registration) -> Result<Backend, TargetError> {
-    let tables = crate::rules::snapshot::cached(&format!("tables-{}", reg.spec.name), || {
-        let b = build(reg, &[])?;
+fn cached_build(reg: &Registration, from: RulesFrom) -> Result<Backend, TargetError> {
+    let name = format!("tables-{}-{}", reg.spec.name, from.name());
+    let tables = crate::rules::snapshot::cached(&name, || {
+        let b = build(reg, &[], from)?;
         Ok::<_, TargetError>(crate::rules::snapshot::Tables {
             instrs: table_in_order(&b.instrs),
             rule_sets: vec![b.rules],
         })
     })?;
     let Some(rules) = tables.rule_sets.into_iter().next() else {
-        return Ok(build(reg, &[])?);
+        return Ok(build(reg, &[], from)?);
     };
     let mut instrs = crate::ir::instr::InstrTable::new();
     for i in tables.instrs {
@@ -176,18 +239,26 @@ fn table_in_order(t: &crate::ir::instr::InstrTable) -> Vec<Arc<crate::ir::instr:
 static BACKENDS: LazyLock<Mutex<HashMap<String, Arc<Backend>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// The backend for a target name with the built-in rules (built once per process).
+/// The backend for a target name with the built-in rules [`rules_from`] chooses (built
+/// once per process).
 pub fn backend(name: &str) -> Result<Arc<Backend>, TargetError> {
+    backend_from(name, rules_from())
+}
+
+/// The backend for a target name with the built-in rules `from` chooses (built once per
+/// process).
+pub fn backend_from(name: &str, from: RulesFrom) -> Result<Arc<Backend>, TargetError> {
+    let key = format!("{name}/{}", from.name());
     let mut m = BACKENDS.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(b) = m.get(name) {
+    if let Some(b) = m.get(&key) {
         return Ok(b.clone());
     }
     // Every compilation lifts too: load the lifting rules on another core meanwhile
     // (each takes about a third of a small kernel's compile time).
     let reg = lookup(name)?;
-    let (b, _) = rayon::join(|| cached_build(reg), crate::lift::builtin_rules);
+    let (b, _) = rayon::join(|| cached_build(reg, from), crate::lift::builtin_rules);
     let b = Arc::new(b?);
-    m.insert(name.to_string(), b.clone());
+    m.insert(key, b.clone());
     Ok(b)
 }
 
@@ -203,8 +274,8 @@ pub fn family(name: &str) -> Result<&'static Family, TargetError> {
 }
 
 /// Every lowering rule of a target family, for proving: the rules derived from all its
-/// instruction descriptions (every feature), their half rules, the hand-written rules and
-/// any extra rule files.
+/// instruction descriptions (every feature), their half rules, the hand-written rules, the
+/// synthesized rules of its targets and any extra rule files.
 pub fn family_rules(family: &Family, extra: &[Arc<Source>]) -> Result<RuleSet, Diag> {
     let all = (family.isa)()?;
     let (path, text) = family.rules;
@@ -212,6 +283,11 @@ pub fn family_rules(family: &Family, extra: &[Arc<Source>]) -> Result<RuleSet, D
     let table = Arc::new(all.table());
     let mut rules = all.derived.clone();
     rules.extend(RuleSet::load_with(&src, RuleKind::Lower, Some(&table))?.rules);
+    // The synthesized rules of each of the family's targets.
+    for reg in REGISTRY.iter().filter(|r| r.family.name == family.name) {
+        let src = Source::new(reg.synth.0, reg.synth.1);
+        rules.extend(RuleSet::load_with(&src, RuleKind::Lower, Some(&table))?.rules);
+    }
     for s in extra {
         rules.extend(RuleSet::load_with(s, RuleKind::Lower, Some(&table))?.rules);
     }
@@ -265,7 +341,7 @@ mod tests {
     fn every_target_reads_back_the_tables_it_built() {
         use crate::rules::snapshot::{decode, encode};
         for reg in REGISTRY {
-            let built = build(reg, &[]).expect("built-in tables build");
+            let built = build(reg, &[], RulesFrom::All).expect("built-in tables build");
             let instrs = table_in_order(&built.instrs);
             let bytes = encode(&[&built.rules], &instrs).expect("the tables can be written");
             let read = decode(&bytes).expect("and read back");

@@ -71,6 +71,10 @@ pub const NEON: Registration = Registration {
     family: &FAMILY,
     make: || Box::new(Neon),
     strategies,
+    synth: (
+        "src/targets/arm/synth/arm-neon.rules",
+        include_str!("synth/arm-neon.rules"),
+    ),
 };
 
 /// Arm's selection strategies: the generic ones, with values wider than a 128-bit register

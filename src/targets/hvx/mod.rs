@@ -91,6 +91,10 @@ pub const HVX: Registration = Registration {
     family: &FAMILY,
     make: || Box::new(Hvx),
     strategies,
+    synth: (
+        "src/targets/hvx/synth/hvx.rules",
+        include_str!("synth/hvx.rules"),
+    ),
 };
 
 /// HVX's selection strategies: register pairs split into registers where no pair form

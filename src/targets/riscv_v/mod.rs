@@ -106,6 +106,10 @@ pub const RVV: Registration = Registration {
     family: &FAMILY,
     make: || Box::new(RiscvV),
     strategies,
+    synth: (
+        "src/targets/riscv_v/synth/riscv-v.rules",
+        include_str!("synth/riscv-v.rules"),
+    ),
 };
 
 /// RISC-V's selection strategies: the generic ones, with values wider than a register

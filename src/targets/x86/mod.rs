@@ -103,6 +103,10 @@ pub const AVX2: Registration = Registration {
     family: &FAMILY,
     make: || Box::new(Variant::Avx2),
     strategies,
+    synth: (
+        "src/targets/x86/synth/x86-avx2.rules",
+        include_str!("synth/x86-avx2.rules"),
+    ),
 };
 
 /// The registry entry of `x86-avx512`.
@@ -111,6 +115,10 @@ pub const AVX512: Registration = Registration {
     family: &FAMILY,
     make: || Box::new(Variant::Avx512),
     strategies,
+    synth: (
+        "src/targets/x86/synth/x86-avx512.rules",
+        include_str!("synth/x86-avx512.rules"),
+    ),
 };
 
 /// x86's selection strategies: the generic ones, values wider than a register split into

@@ -1,0 +1,302 @@
+//! `harrow synth lower`: offline rule synthesis for a target (see `crate::synth`).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::CliError;
+use crate::synth::{Options, Term, TermReport, Verdict};
+
+/// `harrow synth`
+#[derive(Args, Debug)]
+pub struct SynthArgs {
+    /// What to synthesize.
+    #[command(subcommand)]
+    pub what: SynthCommand,
+}
+
+/// The kinds of rules synthesis makes.
+#[derive(Subcommand, Debug)]
+pub enum SynthCommand {
+    /// Lowering rules: sequences of target instructions for terms selection compiles.
+    Lower(LowerArgs),
+    /// Merge the rule files of a sharded run (`lower --shard I/N`) into the file an
+    /// unsharded run writes.
+    Merge(MergeArgs),
+}
+
+/// `harrow synth merge`
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The shards' rule files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Write the merged file here (default: print it).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// `harrow synth lower`
+#[derive(Args, Debug)]
+pub struct LowerArgs {
+    /// The target: one of the registered targets (`x86-avx2`, `arm-neon`, ...).
+    #[arg(long)]
+    pub target: String,
+    /// Expression files of terms (`input a: u8x32, b: u8x32` then one expression per
+    /// line); default: every FPIR operation at every element type, one register wide.
+    #[arg(long = "terms", value_name = "FILE")]
+    pub terms: Vec<PathBuf>,
+    /// Only the terms whose name contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Most instructions in a sequence.
+    #[arg(long, default_value_t = 3)]
+    pub max_instrs: u32,
+    /// Seconds of enumeration allowed per term.
+    #[arg(long, default_value_t = 20.0)]
+    pub budget_s: f64,
+    /// Take terms `I`, `I + N`, ... of the list (`I/N`, 0-based), for running shards as
+    /// separate jobs (a Slurm job array, a Kubernetes Indexed Job).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Write the rule file here (default: print it).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print a machine-readable summary instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One term's line of the JSON summary.
+#[derive(serde::Serialize)]
+struct JsonTerm {
+    term: String,
+    expr: String,
+    verdict: &'static str,
+    today: f64,
+    cost: Option<f64>,
+    rhs: Option<String>,
+    kept: usize,
+    built: usize,
+    levels_done: u32,
+    stopped: bool,
+    refuted: usize,
+    seconds: f64,
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize), CliError> {
+    let bad = || CliError::Other(format!("--shard takes I/N with 0 <= I < N, not `{s}`"));
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+fn terms_of(files: &[PathBuf], register_bits: u32) -> Result<Vec<Term>, CliError> {
+    if files.is_empty() {
+        return Ok(crate::synth::default_terms(register_bits));
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| CliError::Other(format!("cannot read {}: {e}", f.display())))?;
+        let src = crate::diag::Source::new(f.display().to_string(), text);
+        let (items, _) = crate::syntax::file::parse(&src, crate::syntax::elab::Decls::new())?;
+        for it in items {
+            let (line, _) = src.line_col(it.span.start);
+            let stem = f
+                .file_stem()
+                .map_or("terms".into(), |s| s.to_string_lossy().into_owned());
+            let name: String = format!("{stem}_{line}")
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            out.push(Term {
+                name,
+                expr: it.expr,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Runs `harrow synth`.
+pub fn cmd_synth(a: &SynthArgs) -> Result<String, CliError> {
+    match &a.what {
+        SynthCommand::Lower(a) => cmd_lower(a),
+        SynthCommand::Merge(a) => cmd_merge(a),
+    }
+}
+
+fn cmd_merge(a: &MergeArgs) -> Result<String, CliError> {
+    let files = a
+        .files
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .map(|t| (f.display().to_string(), t))
+                .map_err(|e| CliError::Other(format!("cannot read {}: {e}", f.display())))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let merged = crate::synth::merge(&files).map_err(CliError::Other)?;
+    match &a.out {
+        Some(out) => {
+            std::fs::write(out, &merged)
+                .map_err(|e| CliError::Other(format!("cannot write {}: {e}", out.display())))?;
+            Ok(String::new())
+        }
+        None => Ok(merged),
+    }
+}
+
+fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
+    crate::verify::solver_available("z3").map_err(CliError::Other)?;
+    // Sequences are compared with selection by the hand-written rules alone: measured
+    // against the synthesized rules themselves, a second run would keep nothing.
+    let backend = crate::targets::backend_from(&a.target, crate::targets::RulesFrom::Hand)
+        .map_err(|e| CliError::Other(e.to_string()))?;
+    if a.max_instrs == 0 || a.max_instrs > 4 {
+        return Err(CliError::Other("--max-instrs takes 1 to 4".into()));
+    }
+    if !(a.budget_s > 0.0 && a.budget_s.is_finite()) {
+        return Err(CliError::Other(
+            "--budget-s takes a positive number of seconds".into(),
+        ));
+    }
+    let mut terms = terms_of(&a.terms, backend.target.register_bits())?;
+    if let Some(only) = &a.only {
+        terms.retain(|t| t.name.contains(only.as_str()));
+    }
+    let indexed: Vec<(usize, Term)> = match &a.shard {
+        Some(s) => {
+            let (i, n) = parse_shard(s)?;
+            terms
+                .into_iter()
+                .enumerate()
+                .filter(|(k, _)| k % n == i)
+                .collect()
+        }
+        None => terms.into_iter().enumerate().collect(),
+    };
+    let opts = Options {
+        max_instrs: a.max_instrs,
+        budget: std::time::Duration::from_secs_f64(a.budget_s),
+        ..Default::default()
+    };
+    let bar = indicatif::ProgressBar::new(indexed.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "synthesizing {bar:40} {pos}/{len} terms, {elapsed}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    // Terms are independent: searched on every core, reported in list order.
+    let reports: Vec<TermReport> = {
+        use rayon::prelude::*;
+        indexed
+            .par_iter()
+            .map(|(k, t)| {
+                let r = crate::synth::synthesize(t, &backend, &opts, *k);
+                bar.inc(1);
+                r
+            })
+            .collect()
+    };
+    bar.finish_and_clear();
+    let file = crate::synth::rule_file(&a.target, &reports, &opts);
+    if let Some(out) = &a.out {
+        std::fs::write(out, &file)
+            .map_err(|e| CliError::Other(format!("cannot write {}: {e}", out.display())))?;
+    }
+    if a.json {
+        let rows: Vec<JsonTerm> = reports.iter().map(json_row).collect();
+        return serde_json::to_string_pretty(&rows)
+            .map(|s| s + "\n")
+            .map_err(|e| CliError::Other(e.to_string()));
+    }
+    let mut s = summary(&reports);
+    if a.out.is_none() {
+        s = file + "\n" + &s;
+    }
+    Ok(s)
+}
+
+fn verdict_name(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Found { .. } => "found",
+        Verdict::NotCheaper { .. } => "not cheaper",
+        Verdict::NoneFound => "none found",
+        Verdict::Skipped(_) => "skipped",
+    }
+}
+
+fn json_row(r: &TermReport) -> JsonTerm {
+    let (cost, rhs) = match &r.verdict {
+        Verdict::Found { rhs, cost, .. } => (Some(*cost), Some(rhs.to_string())),
+        Verdict::NotCheaper { cost } => (Some(*cost), None),
+        _ => (None, None),
+    };
+    JsonTerm {
+        term: r.term.name.clone(),
+        expr: r.term.expr.to_string(),
+        verdict: verdict_name(&r.verdict),
+        today: r.today,
+        cost,
+        rhs,
+        kept: r.kept,
+        built: r.built,
+        levels_done: r.levels_done,
+        stopped: r.stopped,
+        refuted: r.refuted,
+        seconds: r.seconds,
+    }
+}
+
+/// The summary table: one line per term, then the totals.
+fn summary(reports: &[TermReport]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{:<34} {:<12} {:>7} {:>7} {:>9} {:>6} {:>7}",
+        "term", "verdict", "today", "synth", "values", "levels", "seconds"
+    );
+    for r in reports {
+        let cost = match &r.verdict {
+            Verdict::Found { cost, .. } | Verdict::NotCheaper { cost } => format!("{cost:.2}"),
+            _ => "-".into(),
+        };
+        let levels = format!("{}{}", r.levels_done, if r.stopped { "+" } else { "" });
+        let _ = writeln!(
+            s,
+            "{:<34} {:<12} {:>7.2} {:>7} {:>9} {:>6} {:>7.1}",
+            r.term.name,
+            verdict_name(&r.verdict),
+            r.today,
+            cost,
+            r.kept,
+            levels,
+            r.seconds
+        );
+        if let Verdict::Skipped(why) = &r.verdict {
+            let _ = writeln!(s, "    skipped: {why}");
+        }
+    }
+    let found = reports
+        .iter()
+        .filter(|r| matches!(r.verdict, Verdict::Found { .. }))
+        .count();
+    let refuted: usize = reports.iter().map(|r| r.refuted).sum();
+    let seconds: f64 = reports.iter().map(|r| r.seconds).sum();
+    let _ = writeln!(
+        s,
+        "{} terms: {found} rules kept (proved and cheaper by the margin), {refuted} candidates refuted by the prover, {seconds:.1} s",
+        reports.len()
+    );
+    s
+}

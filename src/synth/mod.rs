@@ -1,0 +1,589 @@
+//! Offline rule synthesis: for a term harrow must compile well, search for the cheapest
+//! sequence of target instructions that computes it, prove it, and write it as a lowering
+//! rule (Pitchfork's offline rule synthesis; MISAAL's bottom-up enumeration).
+//!
+//! For each term (an expression over typed vector variables, at one register width):
+//! 1. enumerate sequences of up to `K` instructions of the target bottom up, keeping one
+//!    value per fingerprint ([`enumerate`]);
+//! 2. take the sequences equal to the term on every fingerprint environment, cheapest
+//!    first by what selection would pay for them (`lower::lower_unlifted`), and keep only
+//!    one cheaper than what selection chooses for the term today;
+//! 3. write it as a rule in the ordinary rule language, load it like any rule file and
+//!    prove it with the SMT prover (`verify`); a refuted candidate is dropped and the next
+//!    one tried.
+//!
+//! The output is deterministic for a given target, term list and `K`: instructions are
+//! tried in key order, values in the order built, and the fingerprint environments come
+//! from fixed seeds.
+
+pub mod enumerate;
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::diag::Source;
+use crate::interp::Env;
+use crate::ir::instr::Instr;
+use crate::ir::{Expr, Op};
+use crate::lower::Backend;
+use crate::rules::{RuleKind, RuleSet};
+use crate::types::{Type, USER_INT_ELEMS};
+
+/// Settings of a synthesis run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Most instructions in a sequence.
+    pub max_instrs: u32,
+    /// Time allowed per term for the enumeration.
+    pub budget: Duration,
+    /// Fingerprint environments.
+    pub environments: u64,
+    /// Most values kept per term.
+    pub max_values: usize,
+    /// A sequence is kept only at this fraction of today's cost or less. Selection decides
+    /// node by node and prices a shared value once per use, so a small local saving can
+    /// raise a whole chunk's cost: a `min` of u32 20% cheaper on HVX made a fuzz kernel
+    /// 14% slower (its load was split into halves for the new instruction and also kept
+    /// whole for another use). Wins far above the model's error are kept.
+    pub max_ratio: f64,
+    /// The prover's settings.
+    pub verify: crate::verify::Options,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_instrs: 3,
+            budget: Duration::from_secs(20),
+            environments: 6,
+            max_values: 60_000,
+            max_ratio: 0.75,
+            // Terms are searched in parallel, so each proves with one solver.
+            verify: crate::verify::Options {
+                timeout_ms: 30_000,
+                jobs: 1,
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// A term to synthesize for, with a name for its rule.
+#[derive(Clone, Debug)]
+pub struct Term {
+    /// A name usable in a rule name (letters, digits, `_`).
+    pub name: String,
+    /// The expression.
+    pub expr: Expr,
+}
+
+/// What synthesis concluded for one term.
+#[derive(Clone, Debug)]
+pub enum Verdict {
+    /// A proved sequence cheaper than today's selection.
+    Found {
+        /// The sequence.
+        rhs: Expr,
+        /// What selection pays for the sequence.
+        cost: f64,
+        /// The rule, as text in the rule language.
+        rule: String,
+    },
+    /// The cheapest matching sequence is not cheaper than today's selection by the margin
+    /// [`Options::max_ratio`] asks.
+    NotCheaper {
+        /// Its cost.
+        cost: f64,
+    },
+    /// No sequence of up to `K` instructions matched (or every match was refuted).
+    NoneFound,
+    /// The term could not be searched (the message says why).
+    Skipped(String),
+}
+
+/// The outcome for one term.
+#[derive(Clone, Debug)]
+pub struct TermReport {
+    /// The term.
+    pub term: Term,
+    /// What selection pays for it today.
+    pub today: f64,
+    /// The conclusion.
+    pub verdict: Verdict,
+    /// Values kept by the enumeration.
+    pub kept: usize,
+    /// Values built.
+    pub built: usize,
+    /// Deepest level completed, and whether the budget cut the search.
+    pub levels_done: u32,
+    /// True when the time or value budget stopped the enumeration.
+    pub stopped: bool,
+    /// Matches the prover refuted.
+    pub refuted: usize,
+    /// Seconds spent.
+    pub seconds: f64,
+}
+
+/// The FPIR operations (and the few plain ones targets lack) at every element type, as
+/// terms over variables `a`, `b`, `c` filling one register of `register_bits`: what
+/// selection is asked for most.
+pub fn default_terms(register_bits: u32) -> Vec<Term> {
+    use Op::*;
+    let ops: [(Op, usize); 14] = [
+        (WideningAdd, 2),
+        (WideningSub, 2),
+        (WideningMul, 2),
+        (SaturatingAdd, 2),
+        (SaturatingSub, 2),
+        (HalvingAdd, 2),
+        (HalvingSub, 2),
+        (RoundingHalvingAdd, 2),
+        (Absd, 2),
+        (Abs, 1),
+        (Mul, 2),
+        (Min, 2),
+        (Max, 2),
+        (SaturatingCast, 1),
+    ];
+    let mut out = Vec::new();
+    for (op, arity) in ops {
+        for elem in USER_INT_ELEMS {
+            let lanes = register_bits / elem.bits();
+            let t = Type::vec(elem, lanes);
+            let vars: Vec<Expr> = ["a", "b", "c"][..arity]
+                .iter()
+                .map(|n| Expr::var(*n, t))
+                .collect();
+            let targets: Vec<Option<Type>> = if op == SaturatingCast {
+                // Narrowing to each narrower type, at the lane count of the input.
+                USER_INT_ELEMS
+                    .iter()
+                    .filter(|e| e.bits() < elem.bits())
+                    .map(|&e| Some(Type::vec(e, lanes)))
+                    .collect()
+            } else {
+                vec![None]
+            };
+            for ty in targets {
+                let Ok(e) = Expr::build(op.clone(), ty, vars.clone()) else {
+                    continue;
+                };
+                if e.ty().total_bits() > u64::from(register_bits) {
+                    continue;
+                }
+                let result = if e.ty() == t {
+                    String::new()
+                } else {
+                    format!("_to_{}", type_name(e.ty()))
+                };
+                out.push(Term {
+                    name: format!("{}_{}{result}", op.name(), type_name(t)),
+                    expr: e,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Constants an immediate may take: the term's own constants and a few that recur in
+/// instruction sequences (shift amounts, lane selections).
+fn immediates(term: &Expr) -> Vec<i128> {
+    let mut out: Vec<i128> = vec![0, 1, 2, 4, 7, 8, 15, 16, 31, 0x4e, 0xb1, 0xd8];
+    for n in crate::ir::visit::post_order(term) {
+        if let Op::Const(bits) = n.op() {
+            out.push(crate::interp::lane::to_i128(*bits, n.ty().elem));
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The leaves sequences are built from: the term's variables, and all-zero and all-one
+/// vectors of their type and of the term's.
+fn leaves(term: &Expr) -> Vec<Expr> {
+    let mut out: Vec<Expr> = crate::ir::visit::free_vars(term)
+        .into_iter()
+        .map(|(n, t)| Expr::var(&*n, t))
+        .collect();
+    let mut types: Vec<Type> = out.iter().map(|e| e.ty()).collect();
+    types.push(term.ty());
+    types.sort();
+    types.dedup();
+    for t in types {
+        for v in [0, 1] {
+            if let Ok(c) = Expr::int(t.elem, v)
+                && let Ok(b) = Expr::build(Op::Broadcast, Some(t), vec![c])
+            {
+                out.push(b);
+            }
+        }
+    }
+    out
+}
+
+/// The fingerprint environments of a term, from fixed seeds: lanes over the whole range of
+/// their type mixed with edge cases, and in every other environment lanes in the range of
+/// a type of half the width (a narrowing, a saturation or a halving differs from its
+/// wrapping look-alikes only on such values).
+fn environments(term: &Expr, n: u64) -> Vec<Env> {
+    use crate::interp::{Value, lane};
+    (0..n)
+        .map(|k| {
+            let mut rng = crate::util::rng::SplitMix64::new(0x5e_ed00 + k);
+            let mut env = Env::new();
+            for (name, ty) in crate::ir::visit::free_vars(term) {
+                let e = ty.elem;
+                let half = (e.bits() / 2).max(1);
+                let lanes = (0..ty.lanes)
+                    .map(|_| {
+                        if k % 2 == 0 || e.bits() < 8 {
+                            rng.lane(e)
+                        } else {
+                            let (lo, hi) = if e.is_signed() {
+                                (-(1i128 << (half - 1)), (1i128 << (half - 1)) - 1)
+                            } else {
+                                (0, (1i128 << half) - 1)
+                            };
+                            lane::from_i128(rng.range_i128(lo, hi), e)
+                        }
+                    })
+                    .collect();
+                env.set(name, Value { ty, lanes });
+            }
+            env
+        })
+        .collect()
+}
+
+/// Searches, checks and proves for one term.
+pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) -> TermReport {
+    let start = Instant::now();
+    // Both sides priced alike: the term's selection and the sequence as DAGs over the
+    // variables (no loads, no chunks).
+    let today = crate::lower::select_as_is(&term.expr, backend).cost;
+    let mut report = TermReport {
+        term: term.clone(),
+        today,
+        verdict: Verdict::NoneFound,
+        kept: 0,
+        built: 0,
+        levels_done: 0,
+        stopped: false,
+        refuted: 0,
+        seconds: 0.0,
+    };
+    let mut instrs: Vec<Arc<Instr>> = backend.instrs.values().flatten().cloned().collect();
+    instrs.sort_by(|a, b| a.key.cmp(&b.key));
+    let envs = environments(&term.expr, opts.environments);
+    let en = match enumerate::Enumerator::new(
+        &term.expr,
+        &leaves(&term.expr),
+        &instrs,
+        &envs,
+        immediates(&term.expr),
+    ) {
+        Ok(en) => en,
+        Err(e) => {
+            report.verdict = Verdict::Skipped(e);
+            return report;
+        }
+    };
+    let search = en.run(enumerate::Limits {
+        max_instrs: opts.max_instrs,
+        deadline: start + opts.budget,
+        max_values: opts.max_values,
+    });
+    if let Some(leaf) = &search.leaf {
+        report.verdict = Verdict::Skipped(format!(
+            "equals `{leaf}` on every input tried: a simplification for lifting, not a lowering rule"
+        ));
+        report.seconds = start.elapsed().as_secs_f64();
+        return report;
+    }
+    report.kept = search.kept;
+    report.built = search.built;
+    report.levels_done = search.levels_done;
+    report.stopped = search.stopped;
+    // Cheapest first; of equal cost, the fewest nodes (reinterpretations cost nothing but
+    // read worse), then the first found.
+    let mut priced: Vec<(f64, usize, usize, Expr)> = search
+        .matches
+        .into_iter()
+        .enumerate()
+        .map(|(k, m)| {
+            let nodes = crate::ir::visit::post_order(&m).len();
+            (sequence_cost(&m, backend), nodes, k, m)
+        })
+        .collect();
+    priced.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    for (cost, _, _, rhs) in priced {
+        if cost > opts.max_ratio * today + 1e-9 {
+            if matches!(report.verdict, Verdict::NoneFound) {
+                report.verdict = Verdict::NotCheaper { cost };
+            }
+            break;
+        }
+        let rule = rule_text(term, &rhs, cost, today, index);
+        match prove(&rule, backend, opts) {
+            Ok(true) => {
+                report.verdict = Verdict::Found { rhs, cost, rule };
+                break;
+            }
+            Ok(false) => {
+                if std::env::var_os("HARROW_SYNTH_DEBUG").is_some() {
+                    eprintln!("REFUTED {rule}");
+                }
+                report.refuted += 1
+            }
+            Err(e) => {
+                report.verdict = Verdict::Skipped(e);
+                break;
+            }
+        }
+    }
+    report.seconds = start.elapsed().as_secs_f64();
+    report
+}
+
+/// What selection pays for a sequence: its instructions (and vector constants), each node
+/// once, priced as selection prices a chosen DAG.
+fn sequence_cost(e: &Expr, backend: &Backend) -> f64 {
+    crate::lower::select::DagCosts::new(
+        backend.target.register_bits(),
+        backend.target.folds_widening_loads(),
+    )
+    .cost(e)
+}
+
+/// The rule for `term => rhs`, with a comment saying where it comes from.
+fn rule_text(term: &Term, rhs: &Expr, cost: f64, today: f64, index: usize) -> String {
+    let params: Vec<String> = crate::ir::visit::free_vars(&term.expr)
+        .into_iter()
+        .map(|(n, t)| format!("{n}: {}", type_name(t)))
+        .collect();
+    let instrs = crate::ir::visit::post_order(rhs)
+        .iter()
+        .filter(|n| matches!(n.op(), Op::Instr(_)))
+        .count();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        ";; `{}`: {instrs} instruction(s), cost {cost:.2} (selection without this rule: {today:.2}).",
+        term.expr
+    );
+    let _ = writeln!(
+        s,
+        "rule synth_{}_{index}({}):\n    {} => {}",
+        term.name,
+        params.join(", "),
+        term.expr,
+        rhs
+    );
+    s
+}
+
+/// `u8x32` for a vector type, `u8` for a scalar.
+fn type_name(t: Type) -> String {
+    if t.is_scalar() {
+        t.elem.name().to_string()
+    } else {
+        format!("{}x{}", t.elem.name(), t.lanes)
+    }
+}
+
+/// Loads `rule` as a rule file for the backend's instructions and proves it; `Ok(false)`
+/// when the prover refutes it.
+fn prove(rule: &str, backend: &Backend, opts: &Options) -> Result<bool, String> {
+    let src = Source::new("<synthesized>", rule.to_string());
+    let set = RuleSet::load_with(&src, RuleKind::Lower, Some(&backend.instrs))
+        .map_err(|d| format!("a synthesized rule does not load (a bug): {d}\n{rule}"))?;
+    let cache = std::sync::Mutex::new(crate::verify::Cache::in_memory());
+    let outcomes = crate::verify::verify_rules(&set.rules, &opts.verify, &cache, &|_, _| {});
+    if outcomes.is_empty() {
+        return Err(format!(
+            "a synthesized rule has no instantiation (a bug):\n{rule}"
+        ));
+    }
+    for o in outcomes {
+        match o.verdict {
+            crate::verify::Verdict::Proved => {}
+            crate::verify::Verdict::Counterexample(_) => return Ok(false),
+            crate::verify::Verdict::Unknown(why) | crate::verify::Verdict::Error(why) => {
+                return Err(format!("the prover did not decide {}: {why}", o.rule));
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// The rule file for the found rules of `reports`.
+pub fn rule_file(target: &str, reports: &[TermReport], opts: &Options) -> String {
+    let mut s = format!(
+        ";; Lowering rules for {target} synthesized by `harrow synth lower --target {target} \
+         --max-instrs {}`: each is a sequence of target instructions equal to its term (proved \
+         with z3) that costs at most {:.0}% of what selection chooses without it. Generated: do \
+         not edit; run the command again.\n",
+        opts.max_instrs,
+        opts.max_ratio * 100.0
+    );
+    for r in reports {
+        if let Verdict::Found { rule, .. } = &r.verdict {
+            s.push('\n');
+            s.push_str(rule);
+        }
+    }
+    s
+}
+
+/// Merges rule files written by shards of one run (`--shard I/N`) into the file an unsharded
+/// run writes: the header once, then every rule in the order of its term in the whole list
+/// (the index its name ends with). Each input is `(name, text)`; an input that is not such
+/// a file, or headers that differ (shards of different runs), are refused.
+pub fn merge(files: &[(String, String)]) -> Result<String, String> {
+    let mut header: Option<&str> = None;
+    let mut blocks: Vec<(usize, String)> = Vec::new();
+    for (name, text) in files {
+        let (head, rest) = text.split_once("\n").unwrap_or((text, ""));
+        if !head.starts_with(";; Lowering rules for ") {
+            return Err(format!(
+                "{name} is not a rule file written by `harrow synth lower`"
+            ));
+        }
+        match header {
+            Some(h) if h != head => {
+                return Err(format!(
+                    "{name} comes from another run (its first line differs)"
+                ));
+            }
+            _ => header = Some(head),
+        }
+        for block in rest.split("\n\n").map(str::trim).filter(|b| !b.is_empty()) {
+            let index = block
+                .lines()
+                .find_map(|l| l.strip_prefix("rule synth_"))
+                .and_then(|l| l.split('(').next())
+                .and_then(|n| n.rsplit('_').next())
+                .and_then(|k| k.parse::<usize>().ok())
+                .ok_or_else(|| format!("{name}: a rule without a term index: {block}"))?;
+            if blocks.iter().any(|(k, _)| *k == index) {
+                return Err(format!("{name}: the rule of term {index} is in two shards"));
+            }
+            blocks.push((index, block.to_string()));
+        }
+    }
+    let header = header.ok_or("no files to merge")?;
+    blocks.sort_by_key(|(k, _)| *k);
+    let mut out = format!("{header}\n");
+    for (_, b) in blocks {
+        out.push('\n');
+        out.push_str(&b);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hand_backend(target: &str) -> Arc<Backend> {
+        crate::verify::solver_available("z3").unwrap_or_else(|e| panic!("{e}"));
+        crate::targets::backend_from(target, crate::targets::RulesFrom::Hand)
+            .expect("target builds")
+    }
+
+    fn term(text: &str, vars: &[(&str, &str)]) -> Term {
+        let mut decls = crate::syntax::elab::Decls::new();
+        for (n, t) in vars {
+            decls = decls.var(n, Type::parse(t, false).expect("a type"));
+        }
+        Term {
+            name: "t".into(),
+            expr: crate::syntax::halide::parse_str(text, &decls).expect("the term parses"),
+        }
+    }
+
+    #[test]
+    fn finds_and_proves_the_two_instruction_saturating_subtraction_avx2_lacks() {
+        let backend = hand_backend("x86-avx2");
+        let t = term("saturating_sub(a, b)", &[("a", "u32x8"), ("b", "u32x8")]);
+        let opts = Options {
+            max_instrs: 2,
+            ..Default::default()
+        };
+        let r = synthesize(&t, &backend, &opts, 0);
+        let Verdict::Found { rhs, cost, rule } = &r.verdict else {
+            panic!("{:?}", r.verdict);
+        };
+        assert_eq!(
+            rhs.to_string(),
+            "(uint32x8)_mm256_sub_epi32(a, (uint32x8)_mm256_min_epu32(a, b))"
+        );
+        assert!(*cost <= opts.max_ratio * r.today, "{cost} vs {}", r.today);
+        assert!(
+            rule.contains("rule synth_t_0(a: u32x8, b: u32x8):"),
+            "{rule}"
+        );
+        // One instruction is not enough: nothing of one instruction is kept.
+        let one = synthesize(
+            &t,
+            &backend,
+            &Options {
+                max_instrs: 1,
+                ..opts
+            },
+            0,
+        );
+        assert!(
+            matches!(one.verdict, Verdict::NoneFound),
+            "{:?}",
+            one.verdict
+        );
+    }
+
+    #[test]
+    fn the_prover_refutes_what_the_fingerprints_cannot_tell_apart() {
+        let backend = hand_backend("x86-avx2");
+        let opts = Options::default();
+        // Equal on every input the enumerator tries except a pair 2^31 apart: only the
+        // proof can tell.
+        let wrong = "rule w(a: u32x8, b: u32x8):\n    saturating_sub(a, b) => (uint32x8)_mm256_sub_epi32(a, b)\n";
+        assert_eq!(prove(wrong, &backend, &opts), Ok(false));
+        let right = "rule r(a: u32x8, b: u32x8):\n    saturating_sub(a, b) => (uint32x8)_mm256_sub_epi32(a, (uint32x8)_mm256_min_epu32(a, b))\n";
+        assert_eq!(prove(right, &backend, &opts), Ok(true));
+    }
+
+    #[test]
+    fn a_term_equal_to_its_operand_is_left_to_lifting() {
+        let backend = hand_backend("x86-avx2");
+        let t = term("abs(a)", &[("a", "u8x32")]);
+        let r = synthesize(
+            &t,
+            &backend,
+            &Options {
+                max_instrs: 1,
+                ..Default::default()
+            },
+            0,
+        );
+        assert!(
+            matches!(&r.verdict, Verdict::Skipped(why) if why.contains("simplification")),
+            "{:?}",
+            r.verdict
+        );
+    }
+
+    #[test]
+    fn default_terms_fill_one_register_and_have_distinct_names() {
+        let terms = default_terms(256);
+        assert!(terms.len() > 90, "{}", terms.len());
+        let mut names: Vec<&str> = terms.iter().map(|t| t.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), terms.len());
+        assert!(terms.iter().all(|t| t.expr.ty().total_bits() <= 256));
+    }
+}
