@@ -275,6 +275,13 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
         refuted: 0,
         seconds: 0.0,
     };
+    if let Some((name, _)) = crate::ir::visit::buffers(&term.expr).into_iter().next() {
+        report.verdict = Verdict::Skipped(format!(
+            "reads the buffer `{name}`: terms are searched over vector variables (declare a \
+             variable of the loaded type instead)"
+        ));
+        return report;
+    }
     let mut instrs: Vec<Arc<Instr>> = backend.instrs.values().flatten().cloned().collect();
     instrs.sort_by(|a, b| a.key.cmp(&b.key));
     let envs = environments(&term.expr, opts.environments);
@@ -571,6 +578,26 @@ mod tests {
         );
         assert!(
             matches!(&r.verdict, Verdict::Skipped(why) if why.contains("simplification")),
+            "{:?}",
+            r.verdict
+        );
+    }
+
+    #[test]
+    fn a_term_reading_a_buffer_is_refused_with_the_reason() {
+        let backend = hand_backend("x86-avx2");
+        let decls = crate::syntax::elab::Decls::new()
+            .var("a", Type::parse("u16x16", false).expect("a type"))
+            .buffer("img", crate::types::Elem::U16);
+        let expr = crate::syntax::halide::parse_str("a + img[ramp(0, 1, 16)]", &decls)
+            .expect("the term parses");
+        let t = Term {
+            name: "t".into(),
+            expr,
+        };
+        let r = synthesize(&t, &backend, &Options::default(), 0);
+        assert!(
+            matches!(&r.verdict, Verdict::Skipped(why) if why.contains("reads the buffer `img`")),
             "{:?}",
             r.verdict
         );
