@@ -83,82 +83,46 @@ pub type InstrTable = HashMap<String, Vec<Arc<Instr>>>;
 /// Instructions written as indices into a list while expressions and patterns are
 /// (de)serialized (the tables cache, `rules::snapshot`): an instruction is shared by
 /// every rule and node that names it, and is written once. The list is per thread and
-/// installed with [`with_instr_list`]; an instruction outside it cannot be written.
+/// installed with [`instr_ref::with_instr_list`]; an instruction outside it cannot be
+/// written.
 pub mod instr_ref {
-    use std::cell::RefCell;
-    use std::collections::HashMap;
     use std::sync::Arc;
 
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde::{Deserializer, Serializer};
 
     use super::Instr;
+    use crate::util::ref_list::{self, Installed, RefList};
 
-    /// The instructions being written or read, and the index of each by key.
-    #[derive(Default)]
-    pub struct InstrList {
-        /// The instructions, in the order they are written.
-        pub list: Vec<Arc<Instr>>,
-        index: HashMap<String, u32>,
-    }
+    /// The instructions being written or read, told apart by key.
+    pub type InstrList = RefList<Instr, String>;
 
-    impl InstrList {
-        /// Adds `i` (once) and returns its index.
-        pub fn add(&mut self, i: &Arc<Instr>) -> u32 {
-            if let Some(&k) = self.index.get(&i.key) {
-                return k;
-            }
-            let k = self.list.len() as u32;
-            self.index.insert(i.key.clone(), k);
-            self.list.push(i.clone());
-            k
-        }
+    /// An empty list of instructions.
+    pub fn new_list() -> InstrList {
+        RefList::new(|i| i.key.clone())
     }
 
     thread_local! {
-        static CURRENT: RefCell<Option<InstrList>> = const { RefCell::new(None) };
+        static CURRENT: Installed<Instr, String> = const { std::cell::RefCell::new(None) };
     }
 
     /// Runs `f` with `list` installed for this thread, and gives the list back (grown by
     /// what `f` added).
     pub fn with_instr_list<R>(list: InstrList, f: impl FnOnce() -> R) -> (R, InstrList) {
-        CURRENT.with(|c| *c.borrow_mut() = Some(list));
-        let r = f();
-        let list = CURRENT.with(|c| c.borrow_mut().take()).unwrap_or_default();
-        (r, list)
+        ref_list::with_list(&CURRENT, list, f)
     }
 
     /// Adds `i` to the installed list (reading: the instructions in the order written).
     pub fn push(i: Arc<Instr>) -> Result<(), String> {
-        CURRENT.with(|c| match c.borrow_mut().as_mut() {
-            Some(l) => {
-                l.add(&i);
-                Ok(())
-            }
-            None => Err("no instruction list is installed".into()),
-        })
+        ref_list::push(&CURRENT, i)
     }
 
     /// Writes an instruction as its index in the installed list.
     pub fn serialize<S: Serializer>(i: &Arc<Instr>, s: S) -> Result<S::Ok, S::Error> {
-        let k = CURRENT.with(|c| {
-            c.borrow()
-                .as_ref()
-                .and_then(|l| l.index.get(&i.key).copied())
-        });
-        match k {
-            Some(k) => k.serialize(s),
-            None => Err(serde::ser::Error::custom(format!(
-                "instruction {} is not in the list being written",
-                i.key
-            ))),
-        }
+        ref_list::write(&CURRENT, i, &format!("instruction {}", i.key), s)
     }
 
     /// Reads an index into the installed list.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Instr>, D::Error> {
-        let k = u32::deserialize(d)? as usize;
-        CURRENT
-            .with(|c| c.borrow().as_ref().and_then(|l| l.list.get(k).cloned()))
-            .ok_or_else(|| serde::de::Error::custom(format!("no instruction number {k}")))
+        ref_list::read(&CURRENT, "instruction", d)
     }
 }

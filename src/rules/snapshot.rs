@@ -42,8 +42,8 @@ struct Head {
 /// Writes `rule_sets` and the instruction table `instrs` (plus every instruction their
 /// patterns name).
 pub fn encode(rule_sets: &[&RuleSet], instrs: &[Arc<Instr>]) -> Result<Vec<u8>, String> {
-    let mut sources = source_ref::SourceList::default();
-    let mut list = InstrList::default();
+    let mut sources = source_ref::new_list();
+    let mut list = instr_ref::new_list();
     for i in instrs {
         list.add(i);
     }
@@ -87,9 +87,9 @@ pub fn decode(bytes: &[u8]) -> Result<Tables, String> {
     if head.table > head.instrs {
         return Err("the instruction table is longer than the instructions".into());
     }
-    let sources = source_ref::SourceList::from_pairs(head.sources);
+    let sources = source_ref::from_pairs(head.sources);
     let (read, _) = source_ref::with_source_list(sources, || {
-        let (sets, list) = instr_ref::with_instr_list(InstrList::default(), || {
+        let (sets, list) = instr_ref::with_instr_list(instr_ref::new_list(), || {
             for _ in 0..head.instrs {
                 let (i, more) =
                     postcard::take_from_bytes::<Instr>(rest).map_err(|e| e.to_string())?;
@@ -155,79 +155,47 @@ fn named_instrs(p: &Pat, list: &mut InstrList) {
 /// Sources written as indices into a list while rules are (de)serialized: every rule of a
 /// file shares the file's source.
 pub mod source_ref {
-    use std::cell::RefCell;
-    use std::collections::HashMap;
     use std::sync::Arc;
 
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde::{Deserializer, Serializer};
 
     use crate::diag::Source;
+    use crate::util::ref_list::{self, Installed, RefList};
 
-    /// The sources being written or read, and the index of each by address.
-    #[derive(Default)]
-    pub struct SourceList {
-        /// The sources, in the order they are written.
-        pub list: Vec<Arc<Source>>,
-        index: HashMap<usize, u32>,
+    /// The sources being written or read, told apart by address.
+    pub type SourceList = RefList<Source, usize>;
+
+    /// An empty list of sources.
+    pub fn new_list() -> SourceList {
+        RefList::new(|s| Arc::as_ptr(s) as usize)
     }
 
-    impl SourceList {
-        /// Adds `s` (once) and returns its index.
-        pub fn add(&mut self, s: &Arc<Source>) -> u32 {
-            let key = Arc::as_ptr(s) as usize;
-            if let Some(&k) = self.index.get(&key) {
-                return k;
-            }
-            let k = self.list.len() as u32;
-            self.index.insert(key, k);
-            self.list.push(s.clone());
-            k
+    /// A list of sources made from (name, text) pairs.
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> SourceList {
+        let mut l = new_list();
+        for (name, text) in pairs {
+            l.add(&Source::new(name, text));
         }
-
-        /// A list of sources made from (name, text) pairs.
-        pub fn from_pairs(pairs: Vec<(String, String)>) -> SourceList {
-            let mut l = SourceList::default();
-            for (name, text) in pairs {
-                l.add(&Source::new(name, text));
-            }
-            l
-        }
+        l
     }
 
     thread_local! {
-        static CURRENT: RefCell<Option<SourceList>> = const { RefCell::new(None) };
+        static CURRENT: Installed<Source, usize> = const { std::cell::RefCell::new(None) };
     }
 
     /// Runs `f` with `list` installed for this thread, and gives the list back.
     pub fn with_source_list<R>(list: SourceList, f: impl FnOnce() -> R) -> (R, SourceList) {
-        CURRENT.with(|c| *c.borrow_mut() = Some(list));
-        let r = f();
-        let list = CURRENT.with(|c| c.borrow_mut().take()).unwrap_or_default();
-        (r, list)
+        ref_list::with_list(&CURRENT, list, f)
     }
 
     /// Writes a source as its index in the installed list.
     pub fn serialize<S: Serializer>(src: &Arc<Source>, s: S) -> Result<S::Ok, S::Error> {
-        let k = CURRENT.with(|c| {
-            c.borrow()
-                .as_ref()
-                .and_then(|l| l.index.get(&(Arc::as_ptr(src) as usize)).copied())
-        });
-        match k {
-            Some(k) => k.serialize(s),
-            None => Err(serde::ser::Error::custom(format!(
-                "source {} is not in the list being written",
-                src.name
-            ))),
-        }
+        ref_list::write(&CURRENT, src, &format!("source {}", src.name), s)
     }
 
     /// Reads an index into the installed list.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Arc<Source>, D::Error> {
-        let k = u32::deserialize(d)? as usize;
-        CURRENT
-            .with(|c| c.borrow().as_ref().and_then(|l| l.list.get(k).cloned()))
-            .ok_or_else(|| serde::de::Error::custom(format!("no source number {k}")))
+        ref_list::read(&CURRENT, "source", d)
     }
 }
 

@@ -513,6 +513,15 @@ mod tests {
         }
     }
 
+    /// Asserts that `r` was skipped for a reason that says `why`.
+    fn assert_skipped(r: &TermReport, why: &str) {
+        assert!(
+            matches!(&r.verdict, Verdict::Skipped(w) if w.contains(why)),
+            "{:?}",
+            r.verdict
+        );
+    }
+
     #[test]
     fn finds_and_proves_the_two_instruction_saturating_subtraction_avx2_lacks() {
         let backend = hand_backend("x86-avx2");
@@ -576,11 +585,7 @@ mod tests {
             },
             0,
         );
-        assert!(
-            matches!(&r.verdict, Verdict::Skipped(why) if why.contains("simplification")),
-            "{:?}",
-            r.verdict
-        );
+        assert_skipped(&r, "simplification");
     }
 
     #[test]
@@ -596,11 +601,7 @@ mod tests {
             expr,
         };
         let r = synthesize(&t, &backend, &Options::default(), 0);
-        assert!(
-            matches!(&r.verdict, Verdict::Skipped(why) if why.contains("reads the buffer `img`")),
-            "{:?}",
-            r.verdict
-        );
+        assert_skipped(&r, "reads the buffer `img`");
     }
 
     #[test]

@@ -61,8 +61,11 @@ fn checksum(bytes: &[u8]) -> u64 {
 
 /// The entry `name` written by this build, if there is one and it is intact.
 pub fn read(name: &str) -> Option<Vec<u8>> {
-    let bytes = std::fs::read(path(&dir()?, name)).ok()?;
-    unwrap(&bytes).map(<[u8]>::to_vec)
+    let mut bytes = std::fs::read(path(&dir()?, name)).ok()?;
+    // The payload is the entry's tail: drop the header in place rather than copy it.
+    let header = bytes.len() - unwrap(&bytes)?.len();
+    bytes.drain(..header);
+    Some(bytes)
 }
 
 /// The payload of an entry, if its header is this build's and its checksum agrees.
