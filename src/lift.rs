@@ -270,8 +270,13 @@ pub fn narrow_bounded_arithmetic(e: &Expr) -> Expr {
 /// Constant offsets moved out of products by constants and gathered into one constant per
 /// sum, in wrapping arithmetic: `298 * (y - 16) + 409 * (v - 128) + 128` becomes
 /// `298 * y + 409 * v - 56992`, one addition of a constant where there were three
-/// (clang does the same to the scalar baseline; through instructions it cannot). Exact:
-/// wrapping sums and products are a ring. Callers keep it only when it is cheaper.
+/// (clang does the same to the scalar baseline; through instructions it cannot); and
+/// chains of products and left shifts by constants gathered into one product:
+/// `(x << 4) * 9` is `x * 144`, which a widening multiply-add (`pmaddwd`) computes
+/// from 16-bit `x` where the shift and the 32-bit multiply took two instructions
+/// (0.67x clang -O3 before, which folds it too). Exact: wrapping sums and products are a
+/// ring, and a left shift by `c` below the width is a product by `2^c`. Callers keep it
+/// only when it is cheaper.
 pub fn fold_offset_constants(e: &Expr) -> Expr {
     use crate::ir::Op;
     // `x + k`, `k + x` or `x - k` as `(x, k)` with the constant's value.
@@ -298,6 +303,14 @@ pub fn fold_offset_constants(e: &Expr) -> Expr {
             Expr::build(Op::Add, None, vec![x, Expr::splat(t, k)?])
         };
         let (a, b) = (rebuilt.arg(0).clone(), rebuilt.arg(1).clone());
+        if let Some((x, k)) = scaled_by_constant(&rebuilt)
+            && let Some((y, k2)) = scaled_by_constant(&x)
+        {
+            // (y * k2) * k = y * (k2 * k), shifts read as products by powers of two.
+            let k =
+                crate::types::to_i128(crate::types::from_i128(k2.wrapping_mul(k), t.elem), t.elem);
+            return Expr::build(Op::Mul, None, vec![y, Expr::splat(t, k)?]);
+        }
         match rebuilt.op() {
             // (x + k) * c = x * c + k * c
             Op::Mul => {
@@ -347,6 +360,25 @@ pub fn fold_offset_constants(e: &Expr) -> Expr {
         }
     })
     .unwrap_or_else(|_| e.clone())
+}
+
+/// `e` as `(x, k)` where it is `x * k`, `k * x` or `x << c` (`k = 2^c`, `c` below the
+/// width) for a constant `k`, in wrapping plain-integer arithmetic.
+fn scaled_by_constant(e: &Expr) -> Option<(Expr, i128)> {
+    use crate::ir::Op;
+    let t = e.ty();
+    if !is_plain_int(t.elem) || e.args().len() != 2 {
+        return None;
+    }
+    let (a, b) = (e.arg(0), e.arg(1));
+    match (e.op(), a.as_const(), b.as_const()) {
+        (Op::Mul, None, Some(k)) => Some((a.clone(), k)),
+        (Op::Mul, Some(k), None) => Some((b.clone(), k)),
+        (Op::Shl, None, Some(c)) if (0..i128::from(t.elem.bits())).contains(&c) => {
+            Some((a.clone(), 1i128 << c))
+        }
+        _ => None,
+    }
 }
 
 /// A plain integer element (not bool, not an internal wide type).
@@ -603,6 +635,21 @@ mod tests {
                 })
                 .count();
             assert_eq!(consts, adds, "{text} became {f}");
+            assert_same_values(&e, &f, &types);
+        }
+        // Chains of products and left shifts by constants become one product, wrapping.
+        for (text, products) in [
+            ("(int32(w) << (int32)4) * (int32)9", 1),
+            ("((int16)3 * (w << (int16)15)) * (int16)5", 1),
+            ("(int32(w) * (int32)100000) * (int32)100000", 1),
+        ] {
+            let e = crate::syntax::halide::parse_with_vars(text, &vars);
+            let f = fold_offset_constants(&e);
+            let ops = crate::ir::visit::post_order(&f)
+                .iter()
+                .filter(|n| matches!(n.op(), crate::ir::Op::Mul | crate::ir::Op::Shl))
+                .count();
+            assert_eq!(ops, products, "{text} became {f}");
             assert_same_values(&e, &f, &types);
         }
         // Products of two variables and saturating arithmetic are left alone.
