@@ -98,6 +98,36 @@ impl Compiled {
     }
 }
 
+/// The registers the vector loop of `c` holds for the whole loop (loop-invariant vectors
+/// read by its outputs) and the registers of its widest varying value per chunk: a row
+/// loop that computes `k` chunks per iteration has about `invariant + 2 k widest` live
+/// (clang interleaves the chunks to hide latencies).
+pub fn loop_registers(c: &Compiled, register_bits: u32) -> (u32, u32) {
+    let (mut invariant, mut widest) = (0, 0);
+    for l in c.outputs() {
+        let nodes = crate::ir::visit::post_order(&l.selected);
+        let variant = varying_nodes(&nodes, true);
+        let (i, w) = register_demand(&nodes, &variant, register_bits);
+        invariant += i;
+        widest = widest.max(w);
+    }
+    (invariant, widest)
+}
+
+/// Which of `nodes` (in post-order) vary in the loop: in the body's loop only the vector
+/// position does; in a reduction step's loop every variable does.
+fn varying_nodes(nodes: &[Expr], in_body: bool) -> IdMap<usize, bool> {
+    let mut variant: IdMap<usize, bool> = IdMap::default();
+    for n in nodes {
+        let v = match n.op() {
+            Op::Var(s) => !in_body || &**s == VEC_POS || &**s == prepare::CHUNK_VAR,
+            _ => n.args().iter().any(|a| variant[&a.id()]),
+        };
+        variant.insert(n.id(), v);
+    }
+    variant
+}
+
 /// The loop-invariant part of a chunk: the cost of the nodes clang hoists out of the loop
 /// (selection counts them per chunk, which makes a wider vector, whose chunks share them,
 /// look cheaper than it is), and [`spill_cost`]. In the body's loop only the vector
@@ -105,15 +135,10 @@ impl Compiled {
 /// every variable counts as varying.
 fn loop_invariance(chunk: &Expr, in_body: bool, register_bits: u32, registers: u32) -> (f64, f64) {
     let nodes = crate::ir::visit::post_order(chunk);
-    let mut variant: IdMap<usize, bool> = IdMap::default();
+    let variant = varying_nodes(&nodes, in_body);
     let mut hoisted = 0.0;
     for n in &nodes {
-        let v = match n.op() {
-            Op::Var(s) => !in_body || &**s == VEC_POS || &**s == prepare::CHUNK_VAR,
-            _ => n.args().iter().any(|a| variant[&a.id()]),
-        };
-        variant.insert(n.id(), v);
-        if !v && !matches!(n.op(), Op::Const(_)) {
+        if !variant[&n.id()] && !matches!(n.op(), Op::Const(_)) {
             hoisted += crate::lower::select::generic_cost(n, register_bits);
         }
     }
@@ -139,6 +164,14 @@ fn spill_cost(
     /// Cycles per register beyond the file: a spill store and a reload, and the loads
     /// the scheduler can no longer hoist.
     const SPILL_CYCLES: f64 = 2.0;
+    let (invariant, widest) = register_demand(nodes, variant, register_bits);
+    let needed = invariant + 2 * widest + 1;
+    f64::from(needed.saturating_sub(registers)) * SPILL_CYCLES
+}
+
+/// The registers a chunk holds for the whole loop (the loop-invariant vectors it reads)
+/// and the registers of its widest varying value.
+fn register_demand(nodes: &[Expr], variant: &IdMap<usize, bool>, register_bits: u32) -> (u32, u32) {
     let regs = |e: &Expr| e.ty().total_bits().div_ceil(u64::from(register_bits)) as u32;
     let mut invariant_used = BTreeSet::new();
     let mut widest = 0;
@@ -156,8 +189,7 @@ fn spill_cost(
         }
     }
     let invariant: u32 = invariant_used.iter().map(|(_, r)| r).sum();
-    let needed = invariant + 2 * widest + 1;
-    f64::from(needed.saturating_sub(registers)) * SPILL_CYCLES
+    (invariant, widest)
 }
 
 /// The default vector width: one register of the widest type the kernel computes with.

@@ -62,6 +62,12 @@ fn generic_cost_with(e: &Expr, register_bits: u32, folder: &mut SplatFolder) -> 
         Op::Const(_) | Op::Var(_) | Op::Reinterpret => 0.0,
         // A cast that keeps the width only changes how lanes are read.
         Op::Cast if e.arg(0).ty().elem.bits() == t.elem.bits() => 0.0,
+        // A conversion of a splatted scalar is a splat of the converted scalar: clang
+        // converts the scalar and broadcasts it, as it does any splat (a weight widened to
+        // dwords for `pmaddwd` costs what the word splat of a `pmullw` costs).
+        Op::Cast if matches!(e.arg(0).op(), Op::Broadcast) && e.arg(0).arg(0).ty().is_scalar() => {
+            0.5 * regs
+        }
         Op::Load(..) => {
             if is_dense(e) {
                 0.5 * regs
