@@ -48,6 +48,49 @@ pub struct Backend {
     pub instrs: Arc<crate::isa::InstrTable>,
     /// The target's selection strategies, tried in order after the rules.
     pub strategies: Vec<Arc<dyn strategy::Strategy>>,
+    /// Chunks already selected in this process, with what selection chose: a kernel's
+    /// body variants often lift to the same chunk, and a line-buffered kernel compiles
+    /// its body directly too (a 3x3 depthwise convolution selected one 77-node chunk
+    /// twice, each time 80 ms on AVX2).
+    pub selections: SelectionMemo,
+}
+
+/// Selections of chunks by the chunk and its position's bounds (what a selection reads
+/// besides the backend's rules); the chunk is kept, so its id is not reused.
+#[derive(Default)]
+pub struct SelectionMemo(std::sync::Mutex<SelectionTable>);
+
+/// Selections by chunk id and position bounds, with the chunk.
+type SelectionTable = HashMap<(usize, Option<(i128, i128)>), (Expr, select::Selected)>;
+
+impl SelectionMemo {
+    /// What selection chooses for `chunk` with the position bounded by `at`, selected by
+    /// `select` the first time.
+    fn get_or_select(
+        &self,
+        chunk: &Expr,
+        at: Option<(i128, i128)>,
+        select: impl FnOnce() -> select::Selected,
+    ) -> select::Selected {
+        let key = (chunk.id(), at);
+        if let Some((_, s)) = self.lock().get(&key) {
+            return s.clone();
+        }
+        // Selected outside the lock: variants are selected in parallel.
+        let s = select();
+        self.lock().insert(key, (chunk.clone(), s.clone()));
+        s
+    }
+
+    /// Forgets every selection (to time a compilation from nothing).
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// The table (a panic elsewhere cannot leave it half-written: inserts are whole).
+    fn lock(&self) -> std::sync::MutexGuard<'_, SelectionTable> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 fn uses_only(p: &Pat, ok: &dyn Fn(&crate::isa::Instr) -> bool) -> bool {
@@ -92,6 +135,7 @@ impl Backend {
             rules,
             instrs,
             strategies,
+            selections: SelectionMemo::default(),
         })
     }
 }
@@ -188,13 +232,16 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
         backend.target.aligned_loads(),
     );
     let mut bounds = Intervals::new();
-    if prepared.chunked {
+    let at = prepared.chunked.then(|| {
         let last = (prepared.lanes.div_ceil(prepared.chunk_lanes) - 1) * prepared.chunk_lanes;
-        bounds
-            .var_facts
-            .insert(prepare::CHUNK_VAR.into(), (0, last as i128));
+        (0, last as i128)
+    });
+    if let Some(range) = at {
+        bounds.var_facts.insert(prepare::CHUNK_VAR.into(), range);
     }
-    let s = selector(backend, bounds, &prepared.chunk).select(&prepared.chunk);
+    let s = backend.selections.get_or_select(&prepared.chunk, at, || {
+        selector(backend, bounds, &prepared.chunk).select(&prepared.chunk)
+    });
     let mut params = Params {
         buffers: crate::ir::visit::buffers(&s.expr),
         ..Default::default()
@@ -385,4 +432,32 @@ pub fn explain(l: &Lowered, target: &str) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chunk selected again (another body variant that lifts to it) is the remembered
+    /// selection, and a different position bound is selected afresh.
+    #[test]
+    fn chunks_are_selected_once_per_backend() {
+        // A backend of its own: other tests select with the shared one meanwhile.
+        let backend = crate::targets::backend_with("x86-avx2", &[]).unwrap();
+        let e = prepare::tests::entry("(uint8)in_u8(x) + (uint8)in_u8(x + 16)", 64);
+        let first = lower(&e, &backend);
+        let entries = backend.selections.lock().len();
+        assert!(entries >= 1);
+        let again = lower(&e, &backend);
+        assert_eq!(first.selected, again.selected);
+        assert_eq!(first.chunk_cost.to_bits(), again.chunk_cost.to_bits());
+        assert_eq!(
+            backend.selections.lock().len(),
+            entries,
+            "nothing selected anew"
+        );
+        let wider = prepare::tests::entry("(uint8)in_u8(x) + (uint8)in_u8(x + 16)", 96);
+        lower(&wider, &backend);
+        assert!(backend.selections.lock().len() > entries, "another bound");
+    }
 }

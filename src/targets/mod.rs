@@ -222,6 +222,7 @@ fn cached_build(reg: &Registration, from: RulesFrom) -> Result<Backend, TargetEr
         rules,
         instrs: Arc::new(instrs),
         strategies: (reg.strategies)(),
+        selections: Default::default(),
     })
 }
 
