@@ -341,6 +341,38 @@ fn byte_products_with_splatted_weights_take_pmaddwd_and_many_weights_stay_unroll
     }
 }
 
+/// A row sum bound by its loads takes some taps from the previous chunk's load of the
+/// row on x86 (one shuffle each instead of a load; clang -O3 does the same to the scalar
+/// loop, which ran a 5-tap sum at 1.2x harrow's plain loads), runs correctly across the
+/// unrolled loop's chunks and the shifted last chunk, and is left as loads where shuffles
+/// cost what loads cost (Arm) or where products, not loads, bound the chunk.
+#[test]
+fn row_sums_take_loads_from_the_previous_chunk_where_loads_bound_them() {
+    let sum = kernel_of(
+        "input in0: i16[1]\nrdom r = 0..5\noutput out(x): u16 = sum(r, u16(in0(x + r)))\n",
+    );
+    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
+    let b = kernel::c_file::build(&sum, &avx2, None);
+    assert_eq!(b.c.matches("_prev = (").count(), 1, "one anchor:\n{}", b.c);
+    assert_eq!(
+        b.c.matches("== 0) {").count(),
+        2,
+        "two taps taken:\n{}",
+        b.c
+    );
+    for width in [16, 17, 130, 301] {
+        assert_runs_correctly(&sum, &avx2, &b.c, b.lanes, &[width]);
+    }
+    let arm = harrow::targets::backend("arm-neon").unwrap();
+    let c = kernel::c_file::build(&sum, &arm, None).c;
+    assert!(!c.contains("_prev"), "{c}");
+    let products = kernel_of(
+        "input in0: u8[1]\nrdom r = 0..5\noutput out(x): i32 = sum(r, i32(in0(x + r)) * (r + 3) * (r + 1))\n",
+    );
+    let c = kernel::c_file::build(&products, &avx2, None).c;
+    assert!(!c.contains("_prev"), "{c}");
+}
+
 /// A kernel from its text.
 fn kernel_of(text: &str) -> kernel::Kernel {
     kernel::parse(&harrow::diag::Source::new("t.hk", text)).unwrap()

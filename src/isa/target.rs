@@ -181,6 +181,14 @@ pub trait Target: Send + Sync {
     fn folds_widening_loads(&self) -> bool {
         false
     }
+    /// Whether a row loop that computes several chunks per iteration should take some of
+    /// a row's loads at neighbouring offsets from the previous chunk's load instead of
+    /// memory (one cross-lane shift each, sharing one permute): worth it where two vector
+    /// loads per cycle, not shuffles, bound a sum of taps (x86; elsewhere a shift costs what
+    /// a load costs).
+    fn derives_neighbour_loads(&self) -> bool {
+        false
+    }
     /// Whether chunks are sized by the narrowest element type in the expression (a full
     /// register of it) rather than by the result type.
     fn chunk_by_narrowest(&self) -> bool {

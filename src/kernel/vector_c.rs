@@ -163,15 +163,27 @@ impl<'a> Emitter<'a> {
         let mut w = FnWriter::new(self.target);
         w.bind(&prepare::chunk_var(), prepare::CHUNK_VAR);
         w.set_indent(&" ".repeat(indent + 4));
+        // Several chunks one after another: some loads along a row come from the previous
+        // chunk (`crate::lower::neighbours`).
+        if n > lanes && self.target.derives_neighbour_loads() {
+            let roots: Vec<_> = parts.iter().map(|(l, _)| l.selected.clone()).collect();
+            w.take_from_previous_chunk(&crate::lower::neighbours::neighbour_loads(&roots, lanes));
+        }
         let results: Vec<String> = parts.iter().map(|(l, _)| w.value(&l.selected)).collect();
         let body = w.take_body();
         self.types.extend(w.types.iter().copied());
         let x = prepare::CHUNK_VAR;
+        for (ct, previous, _) in w.carried() {
+            self.line(indent, &format!("{ct} {previous} = ({ct})(0);"));
+        }
         self.line(
             indent,
             &format!("for (int32_t {x} = 0; {x} < {n}; {x} += {lanes}) {{"),
         );
         self.out.push_str(&body);
+        for (_, previous, current) in w.carried() {
+            self.line(indent + 4, &format!("{previous} = {current};"));
+        }
         for ((l, dest), r) in parts.iter().zip(results) {
             let et = l.out_elem().c_name();
             if n.is_multiple_of(lanes) {

@@ -152,6 +152,11 @@ pub struct FnWriter<'t> {
     value_uses: HashSet<usize>,
     /// Deinterleaving loads emitted, by the dense load they replace.
     deinterleaved_loads: HashMap<usize, String>,
+    /// Loads taken from the previous chunk's load of their row, by load: the anchor and
+    /// the shift (`super::neighbours`).
+    from_previous_chunk: HashMap<usize, (Expr, u32)>,
+    /// The variables carried from one chunk to the next: `(C type, previous, current)`.
+    carried: Vec<(String, String, String)>,
 }
 
 impl<'t> FnWriter<'t> {
@@ -168,7 +173,24 @@ impl<'t> FnWriter<'t> {
             scanned: HashSet::new(),
             value_uses: HashSet::new(),
             deinterleaved_loads: HashMap::new(),
+            from_previous_chunk: HashMap::new(),
+            carried: Vec::new(),
         }
+    }
+
+    /// Takes `loads` from the previous chunk of a loop over consecutive chunks (the first
+    /// chunk, at chunk position 0, loads them): see [`super::neighbours`].
+    pub fn take_from_previous_chunk(&mut self, loads: &[super::neighbours::NeighbourLoad]) {
+        for n in loads {
+            self.from_previous_chunk
+                .insert(n.load.id(), (n.anchor.clone(), n.shift));
+        }
+    }
+
+    /// The variables the chunk loop carries: `(C type, previous, current)`; the loop
+    /// declares each previous one before it and assigns it the current one at its end.
+    pub fn carried(&self) -> &[(String, String, String)] {
+        &self.carried
     }
 
     fn fresh(&mut self) -> String {
@@ -241,10 +263,14 @@ impl<'t> FnWriter<'t> {
             return lit;
         }
         if let Some(position) = Self::load_position(e) {
-            // A dense load only needs the base of its index.
+            // A dense load only needs the base of its index (and, when it is taken from
+            // the previous chunk, the load it is taken from).
             let outer = std::mem::replace(&mut self.in_index, true);
             self.value(position);
             self.in_index = outer;
+            if let Some((anchor, _)) = self.from_previous_chunk.get(&e.id()).cloned() {
+                self.value(&anchor);
+            }
         } else {
             for a in e.args() {
                 self.value(a);
@@ -288,6 +314,33 @@ impl<'t> FnWriter<'t> {
         self.line(&text);
         self.deinterleaved_loads.insert(load.id(), name.clone());
         Some(name)
+    }
+
+    /// The C of a load `v` taken from the previous chunk's `anchor` (`shift` lanes further
+    /// on), or by `load` in the loop's first chunk.
+    fn load_from_previous_chunk(
+        &mut self,
+        ct: &str,
+        v: &str,
+        load: &str,
+        anchor: &Expr,
+        shift: u32,
+        lanes: u32,
+    ) -> String {
+        let current = self.name(anchor);
+        let previous = format!("{current}_prev");
+        if !self.carried.iter().any(|(_, p, _)| *p == previous) {
+            self.carried
+                .push((ct.to_string(), previous.clone(), current.clone()));
+        }
+        let lanes_taken: Vec<String> = (lanes - shift..2 * lanes - shift)
+            .map(|i| i.to_string())
+            .collect();
+        format!(
+            "{ct} {v}; if ({} == 0) {{ {load} }} else {{ {v} = __builtin_shufflevector({previous}, {current}, {}); }}",
+            super::prepare::CHUNK_VAR,
+            lanes_taken.join(", ")
+        )
     }
 
     /// The lane `i` of a vector (or the scalar) as canonical bits.
@@ -392,11 +445,19 @@ impl<'t> FnWriter<'t> {
                     let base = self.name(idx.arg(0));
                     let bytes = t.total_bits().div_ceil(8);
                     let src = format!("{b} + {base}");
-                    match self.target.c_dense_load(&v, &src, bytes) {
-                        Some(load) => self.line(&format!("{ct} {v}; {load}")),
-                        None => self.line(&format!(
-                            "{ct} {v}; __builtin_memcpy(&{v}, {src}, {n} * sizeof({b}[0]));"
-                        )),
+                    let load = self
+                        .target
+                        .c_dense_load(&v, &src, bytes)
+                        .unwrap_or_else(|| {
+                            format!("__builtin_memcpy(&{v}, {src}, {n} * sizeof({b}[0]));")
+                        });
+                    match self.from_previous_chunk.get(&e.id()).cloned() {
+                        Some((anchor, shift)) => {
+                            let text =
+                                self.load_from_previous_chunk(&ct, &v, &load, &anchor, shift, n);
+                            self.line(&text);
+                        }
+                        None => self.line(&format!("{ct} {v}; {load}")),
                     }
                 } else {
                     let iv = self.name(idx);

@@ -17,6 +17,7 @@ pub mod lanes;
 pub mod linear;
 pub mod macc;
 pub mod natural;
+pub mod neighbours;
 mod pairs;
 pub mod parity;
 pub mod parts;

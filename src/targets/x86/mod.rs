@@ -178,6 +178,10 @@ impl crate::isa::target::Target for Variant {
         true
     }
 
+    fn derives_neighbour_loads(&self) -> bool {
+        true
+    }
+
     fn vector_registers(&self) -> u32 {
         match self {
             Variant::Avx2 => 16,
