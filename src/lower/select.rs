@@ -151,6 +151,11 @@ pub struct DagCosts {
     register_bits: u32,
     fold_widening_loads: bool,
     nodes: IdMap<usize, NodeCost>,
+    /// Per node (by its index in pricing order), the last `stamp` that put it in the
+    /// list being built: membership without hashing, the hot path of selection.
+    marks: Vec<u32>,
+    /// Counts the lists built.
+    stamp: u32,
     /// Folds the FPIR definitions the costs inspect (`cform::lane_loop_reason`).
     folder: SplatFolder,
 }
@@ -161,9 +166,11 @@ struct NodeCost {
     _expr: Expr,
     /// Whether the node is a constant (free; clang folds it).
     constant: bool,
-    /// The nodes its DAG pays for and what each costs, in post-order: every non-constant
-    /// node, and after each the vector constants it is the first to read.
-    paid: Arc<[(usize, f64)]>,
+    /// Its index in pricing order.
+    index: u32,
+    /// The nodes its DAG pays for (by index) and what each costs, in post-order: every
+    /// non-constant node, and after each the vector constants it is the first to read.
+    paid: Arc<[(u32, f64)]>,
     /// The sum of `paid`, in order.
     total: f64,
 }
@@ -180,6 +187,8 @@ impl DagCosts {
             register_bits,
             fold_widening_loads,
             nodes: IdMap::default(),
+            marks: Vec::new(),
+            stamp: 0,
             folder: SplatFolder::default(),
         }
     }
@@ -199,13 +208,15 @@ impl DagCosts {
     /// recursion: expressions nest deeply).
     fn price(&mut self, e: &Expr) {
         for n in crate::ir::visit::post_order_unknown(e, |n| self.nodes.contains_key(&n.id())) {
-            let cost = self.node_cost(&n);
+            let index = self.marks.len() as u32;
+            self.marks.push(0);
+            let cost = self.node_cost(&n, index);
             self.nodes.insert(n.id(), cost);
         }
     }
 
-    /// The cost of `n`, whose operands are priced.
-    fn node_cost(&mut self, n: &Expr) -> NodeCost {
+    /// The cost of `n` (the `index`-th node priced), whose operands are priced.
+    fn node_cost(&mut self, n: &Expr, index: u32) -> NodeCost {
         let constant = match n.op() {
             Op::Var(_) | Op::Load(..) => false,
             _ => n.args().iter().all(|a| self.nodes[&a.id()].constant),
@@ -214,71 +225,52 @@ impl DagCosts {
             return NodeCost {
                 _expr: n.clone(),
                 constant,
+                index,
                 paid: Arc::new([]),
                 total: 0.0,
             };
         }
         let own = folded_load_cost(n, self.register_bits, self.fold_widening_loads)
             .unwrap_or_else(|| generic_cost_with(n, self.register_bits, &mut self.folder));
-        let lists: Vec<&Arc<[(usize, f64)]>> = n
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.marks.fill(0);
+            self.stamp = 1;
+        }
+        let (stamp, marks, nodes) = (self.stamp, &mut self.marks, &self.nodes);
+        let lists: Vec<&Arc<[(u32, f64)]>> = n
             .args()
             .iter()
-            .map(|a| &self.nodes[&a.id()])
+            .map(|a| &nodes[&a.id()])
             .filter(|info| !info.constant)
             .map(|info| &info.paid)
             .collect();
-        let mut paid: Vec<(usize, f64)> =
-            Vec::with_capacity(lists.iter().map(|l| l.len()).sum::<usize>() + 1);
-        // Ids already in `paid`, kept only when there are three lists or more (with one or
-        // two, membership is answered without a set of everything).
-        let mut seen: IdSet<usize> = IdSet::default();
-        match lists.as_slice() {
-            [] => {}
-            // One operand's list is already free of repeats.
-            [only] => paid.extend_from_slice(only),
-            // The usual case (a sum of a long and a short DAG): only the shorter list goes
-            // into a set, and the longer is probed against it for what both pay for.
-            [first, second] => {
-                let (short, long) = if first.len() <= second.len() {
-                    (first, second)
-                } else {
-                    (second, first)
-                };
-                let mut in_short: IdSet<usize> =
-                    IdSet::with_capacity_and_hasher(short.len(), Default::default());
-                in_short.extend(short.iter().map(|&(id, _)| id));
-                let both: IdSet<usize> = long
-                    .iter()
-                    .map(|&(id, _)| id)
-                    .filter(|id| in_short.contains(id))
-                    .collect();
-                paid.extend_from_slice(first);
-                paid.extend(second.iter().filter(|(id, _)| !both.contains(id)));
-            }
-            _ => {
-                seen.reserve(paid.capacity());
-                for list in &lists {
-                    paid.extend(list.iter().filter(|(id, _)| seen.insert(*id)));
+        let mut paid: Vec<(u32, f64)> =
+            Vec::with_capacity(lists.iter().map(|l| l.len()).sum::<usize>() + 2);
+        // Each operand's list in turn, without what an earlier one pays for already.
+        for list in &lists {
+            for &(i, c) in list.iter() {
+                let mark = &mut marks[i as usize];
+                if *mark != stamp {
+                    *mark = stamp;
+                    paid.push((i, c));
                 }
             }
         }
-        paid.push((n.id(), own));
+        marks[index as usize] = stamp;
+        paid.push((index, own));
         for a in n.args() {
-            if self.nodes[&a.id()].constant && !a.ty().is_scalar() {
-                let first = if lists.len() <= 2 {
-                    !paid.iter().any(|&(id, _)| id == a.id())
-                } else {
-                    seen.insert(a.id())
-                };
-                if first {
-                    paid.push((a.id(), MATERIALIZED_CONSTANT));
-                }
+            let info = &nodes[&a.id()];
+            if info.constant && !a.ty().is_scalar() && marks[info.index as usize] != stamp {
+                marks[info.index as usize] = stamp;
+                paid.push((info.index, MATERIALIZED_CONSTANT));
             }
         }
         let total = paid.iter().fold(0.0, |t, &(_, c)| t + c);
         NodeCost {
             _expr: n.clone(),
             constant,
+            index,
             paid: paid.into(),
             total,
         }
