@@ -35,7 +35,7 @@ pub fn neighbour_loads(roots: &[Expr], lanes: u32) -> Vec<NeighbourLoad> {
     if !load_bound(roots) {
         return Vec::new();
     }
-    // Loads by row (buffer, element type and the non-constant terms of the position),
+    // Loads by row (buffer, element type and the position without its constant offset),
     // then by constant offset; in the order a walk meets them, for a stable result.
     let mut rows: Vec<(RowKey, BTreeMap<i128, Expr>)> = Vec::new();
     // A load widened as it is read (`vpmovsxbw ymm, m128`) would need a conversion of its
@@ -115,8 +115,8 @@ fn load_bound(roots: &[Expr]) -> bool {
     ops < 2 * loads
 }
 
-/// A row: the buffer, the loaded type, and the ids of the position's non-constant terms.
-type RowKey = (String, crate::types::Type, Vec<usize>);
+/// A row: the buffer, the loaded type, and the position without its constant offset.
+type RowKey = (String, crate::types::Type, Expr);
 
 /// The row and constant offset of a dense load of `lanes` lanes.
 fn row_offset(e: &Expr, lanes: u32) -> Option<(RowKey, i128)> {
@@ -126,23 +126,8 @@ fn row_offset(e: &Expr, lanes: u32) -> Option<(RowKey, i128)> {
     if e.ty().lanes != lanes || !super::lanes::is_dense(e) {
         return None;
     }
-    let mut terms = Vec::new();
-    let mut offset = 0i128;
-    split_sum(e.arg(0).arg(0), &mut terms, &mut offset);
-    terms.sort_unstable();
-    Some(((buf.to_string(), e.ty(), terms), offset))
-}
-
-/// The terms of a scalar sum: constants added into `offset`, the other terms' ids pushed.
-fn split_sum(e: &Expr, terms: &mut Vec<usize>, offset: &mut i128) {
-    match (e.op(), e.as_const()) {
-        (_, Some(c)) => *offset += c,
-        (Op::Add, None) => {
-            split_sum(e.arg(0), terms, offset);
-            split_sum(e.arg(1), terms, offset);
-        }
-        _ => terms.push(e.id()),
-    }
+    let (rest, offset) = super::prepare::split_const(e.arg(0).arg(0));
+    Some(((buf.to_string(), e.ty(), rest), i128::from(offset)))
 }
 
 #[cfg(test)]

@@ -316,7 +316,7 @@ fn strided_load(
 
 /// `e` as `rest + k` with a constant `k`, gathering the constants of a sum of any shape
 /// (a chunk's base is `(b + k) + xo * s`).
-fn split_const(e: &Expr) -> (Expr, i64) {
+pub(super) fn split_const(e: &Expr) -> (Expr, i64) {
     if let Some(k) = e.as_const() {
         return (i32c(0), k as i64);
     }
