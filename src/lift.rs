@@ -6,6 +6,7 @@ use std::sync::{Arc, LazyLock};
 use crate::bounds::{Bounds, Intervals};
 use crate::diag::{Diag, Source};
 use crate::ir::Expr;
+use crate::rewrite::eqsat::EqSat;
 use crate::rewrite::{Engine, Greedy, TraceEvent};
 use crate::rules::{RuleKind, RuleSet};
 
@@ -38,6 +39,72 @@ pub fn build_builtin_rules() -> Result<RuleSet, Diag> {
     )
 }
 
+/// The text of the built-in equalities for equality saturation, embedded in the binary.
+pub const BUILTIN_ALGEBRA_RULES: &str = include_str!("../rules/algebra.rules");
+
+static ALGEBRA: LazyLock<Result<RuleSet, Diag>> = LazyLock::new(build_algebra_rules);
+
+/// The built-in equalities (`rules/algebra.rules`), parsed, instantiated and checked.
+pub fn build_algebra_rules() -> Result<RuleSet, Diag> {
+    RuleSet::load(
+        &Source::new("rules/algebra.rules", BUILTIN_ALGEBRA_RULES),
+        RuleKind::Algebra,
+    )
+}
+
+/// The built-in equalities, built once per process.
+pub fn algebra_rules() -> Result<&'static RuleSet, Diag> {
+    ALGEBRA.as_ref().map_err(|e| e.clone())
+}
+
+/// Which rewriting engine lifts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EngineKind {
+    /// The greedy bottom-up rewriter (`rewrite::Greedy`): fast, commits to each rewrite.
+    #[default]
+    Greedy,
+    /// Equality saturation (`rewrite::eqsat::EqSat`) over the lifting rules and the
+    /// equalities of `rules/algebra.rules`, never costlier than greedy.
+    Eqsat,
+}
+
+impl EngineKind {
+    /// The names `--engine` takes.
+    pub const NAMES: [&'static str; 2] = ["greedy", "eqsat"];
+
+    /// The engine of a name `--engine` takes.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "greedy" => Some(EngineKind::Greedy),
+            "eqsat" => Some(EngineKind::Eqsat),
+            _ => None,
+        }
+    }
+}
+
+/// The engine [`lower::lower`](crate::lower::lower) also lifts with: chosen once per
+/// process by the command line's `--engine` (0 greedy, 1 eqsat).
+static ENGINE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Sets the engine lowering lifts with from now on (the command line's `--engine`).
+pub fn set_engine(engine: EngineKind) {
+    ENGINE.store(engine as u8, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The engine lowering lifts with.
+pub fn engine() -> EngineKind {
+    match ENGINE.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => EngineKind::Eqsat,
+        _ => EngineKind::Greedy,
+    }
+}
+
+/// Lifts `e` with the built-in rules and interval bounds by equality saturation.
+pub fn lift_eqsat(e: &Expr) -> Expr {
+    let rules = builtin_rules().expect("the built-in lifting rules load");
+    lift_with_engine(e, rules, EngineKind::Eqsat, &mut Intervals::new(), None)
+}
+
 /// The built-in lifting rules. An error here is a bug in the shipped rule file; tests keep
 /// it from happening.
 pub fn builtin_rules() -> Result<&'static RuleSet, Diag> {
@@ -61,8 +128,26 @@ pub fn lift_with(
     bounds: &mut dyn Bounds,
     trace: Option<&mut Vec<TraceEvent>>,
 ) -> Expr {
+    lift_with_engine(e, rules, EngineKind::Greedy, bounds, trace)
+}
+
+/// [`lift_with`] by the chosen engine. Equality saturation adds the built-in equalities to
+/// `rules` and records no trace.
+pub fn lift_with_engine(
+    e: &Expr,
+    rules: &RuleSet,
+    engine: EngineKind,
+    bounds: &mut dyn Bounds,
+    trace: Option<&mut Vec<TraceEvent>>,
+) -> Expr {
     let e = fold_scalar_constants(&drop_noop_casts(&crate::ir::visit::inline_lets(e)));
-    Greedy::new(rules).run(&e, bounds, trace)
+    match engine {
+        EngineKind::Greedy => Greedy::new(rules).run(&e, bounds, trace),
+        EngineKind::Eqsat => {
+            let algebra = algebra_rules().expect("the built-in equalities load");
+            EqSat::new(rules, Some(algebra)).run(&e, bounds, trace)
+        }
+    }
 }
 
 /// Evaluates scalar operations on constants (`shift_left((int64)1, (uint64)31)`, which

@@ -639,3 +639,29 @@ fn bench_sizes_are_chosen_by_dimension_count() {
         "{err}"
     );
 }
+
+#[test]
+fn lift_by_equality_saturation_finds_what_greedy_cannot() {
+    let expr = "i16(a) * 3 + i16(a) * 5";
+    let (code, greedy, err) = harrow(&["lift", expr, "--input", "a:u8x16"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(greedy.contains("widening_mul"), "{greedy}");
+    let (code, eqsat, err) = harrow(&["--engine", "eqsat", "lift", expr, "--input", "a:u8x16"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        eqsat,
+        "int16x16((uint16x16)widening_shift_left(a, x16((uint8)3)))\n"
+    );
+    // Saturation keeps every form at once: there is no sequence of rewrites to trace.
+    let (code, _, err) = harrow(&[
+        "--engine", "eqsat", "lift", expr, "--input", "a:u8x16", "--trace",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("--trace") && err.contains("--engine greedy"),
+        "{err}"
+    );
+    let (code, _, err) = harrow(&["--engine", "best", "lift", expr, "--input", "a:u8x16"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("greedy") && err.contains("eqsat"), "{err}");
+}

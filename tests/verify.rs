@@ -58,6 +58,12 @@ fn every_builtin_lifting_rule_is_proved() {
     assert_all_proved("lifting", &rules.rules, 1000);
 }
 
+#[test]
+fn every_builtin_equality_is_proved() {
+    let rules = harrow::lift::algebra_rules().unwrap_or_else(|d| panic!("{d}"));
+    assert_all_proved("equalities", &rules.rules, 50);
+}
+
 /// The lowering rules of a target family: those derived from every description (with their
 /// half rules) and the hand-written ones, each at its fixed register width.
 fn family(name: &str) -> Vec<harrow::rules::Rule> {

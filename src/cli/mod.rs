@@ -74,6 +74,11 @@ pub struct Cli {
     /// found for the target), or `all`.
     #[arg(long, global = true, default_value = "all", value_parser = ["hand", "synth", "all"])]
     pub rules_from: String,
+    /// The lifting engine: `greedy` (the cheapest rewrite at each node, committed to) or
+    /// `eqsat` (equality saturation over the lifting rules and `rules/algebra.rules`; its
+    /// form is lowered beside greedy's and kept where the target's cost model prefers it).
+    #[arg(long, global = true, default_value = "greedy", value_parser = ["greedy", "eqsat"])]
+    pub engine: String,
 }
 
 /// The command line's definition, with the targets `--target` takes listed from the
@@ -265,6 +270,10 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
     {
         crate::targets::set_rules_from(r);
     }
+    let engine = crate::lift::EngineKind::from_name(&cli.engine).unwrap_or_default();
+    if engine != crate::lift::EngineKind::Greedy {
+        crate::lift::set_engine(engine);
+    }
     match cli.command {
         Command::Eval(a) => cmd_eval(&a),
         Command::Check(a) => cmd_check(&a),
@@ -419,10 +428,22 @@ fn cmd_lift(a: &LiftArgs) -> Result<String, CliError> {
         .map(|p| read_source(p))
         .collect::<Result<Vec<_>, _>>()?;
     let rules = crate::lift::rules_with(&extra)?;
+    let engine = crate::lift::engine();
+    if a.trace && engine == crate::lift::EngineKind::Eqsat {
+        return Err(CliError::Other(
+            "--trace lists the greedy engine's rewrites one by one; equality saturation keeps every form at once and has no such sequence (use --engine greedy with --trace)".into(),
+        ));
+    }
     let mut out = String::new();
     for (e, mut bounds) in exprs_from_arg(&a.expr_or_file, &a.inputs)? {
         let mut trace = Vec::new();
-        let lifted = crate::lift::lift_with(&e, &rules, &mut bounds, a.trace.then_some(&mut trace));
+        let lifted = crate::lift::lift_with_engine(
+            &e,
+            &rules,
+            engine,
+            &mut bounds,
+            a.trace.then_some(&mut trace),
+        );
         for t in &trace {
             eprintln!(
                 "rule {} ({}; {})\n  {}\n  => {}",
@@ -477,9 +498,15 @@ pub fn rules_to_verify(
         };
     }
     match target.unwrap_or("lift") {
-        "lift" => Ok(vec![crate::lift::builtin_rules()?.clone()]),
+        "lift" => Ok(vec![
+            crate::lift::builtin_rules()?.clone(),
+            crate::lift::algebra_rules()?.clone(),
+        ]),
         "all" => {
-            let mut sets = vec![crate::lift::builtin_rules()?.clone()];
+            let mut sets = vec![
+                crate::lift::builtin_rules()?.clone(),
+                crate::lift::algebra_rules()?.clone(),
+            ];
             for f in families() {
                 sets.push(family_rules(f, &[])?);
             }

@@ -602,7 +602,15 @@ mod tests {
 
     #[test]
     fn every_builtin_lifting_rule_agrees_with_the_interpreter() {
-        let rules = crate::lift::builtin_rules().unwrap_or_else(|d| panic!("{d}"));
+        assert_every_rule_agrees(crate::lift::builtin_rules().unwrap_or_else(|d| panic!("{d}")));
+    }
+
+    #[test]
+    fn every_builtin_equality_agrees_with_the_interpreter() {
+        assert_every_rule_agrees(crate::lift::algebra_rules().unwrap_or_else(|d| panic!("{d}")));
+    }
+
+    fn assert_every_rule_agrees(rules: &RuleSet) {
         let results = test_rules(&rules.rules, &Budget::default());
         let mut failures = Vec::new();
         let mut untested = Vec::new();

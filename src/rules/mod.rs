@@ -36,6 +36,9 @@ pub enum RuleKind {
     Lift,
     /// FPIR to target instructions (cost is the target's business).
     Lower,
+    /// Equalities for equality saturation (`rules/algebra.rules`): neither side need be
+    /// cheaper, since saturation only adds forms and extraction chooses by cost.
+    Algebra,
 }
 
 /// One type instantiation of a rule.
@@ -167,7 +170,7 @@ impl RuleSet {
     }
 
     fn check_overlaps(&self) -> Result<(), Diag> {
-        if self.kind == Some(RuleKind::Lower) {
+        if matches!(self.kind, Some(RuleKind::Lower | RuleKind::Algebra)) {
             return Ok(());
         }
         let mut seen: HashMap<(String, i32), (usize, Option<String>)> = HashMap::new();
@@ -460,7 +463,7 @@ pub fn instantiate(
                 ),
             ));
         }
-        if kind == RuleKind::Lift && !parse::is_type_var(t) && Elem::parse(t, false).is_none() {
+        if kind != RuleKind::Lower && !parse::is_type_var(t) && Elem::parse(t, false).is_none() {
             return Err(Diag::new(
                 &src,
                 span.clone(),

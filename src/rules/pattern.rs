@@ -87,7 +87,7 @@ impl Binds {
 /// signedness matches when the value (read by the constant's own type) is representable in
 /// `elem`: where the type system lets a constant's signedness vary (shift amounts), only its
 /// value matters.
-fn const_value(e: &Expr, elem: Elem) -> Option<i128> {
+pub(crate) fn const_value(e: &Expr, elem: Elem) -> Option<i128> {
     let actual = e.ty().elem;
     if actual.bits() != elem.bits() || elem == Elem::Bool || actual == Elem::Bool {
         return None;

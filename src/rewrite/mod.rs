@@ -1,11 +1,13 @@
 //! Rewriting engines over rule sets.
 //!
-//! The [`Engine`] interface is deliberately small so that an equality-saturation engine over
-//! the same [`RuleSet`] can sit beside the greedy one. [`Greedy`] is Pitchfork's: it walks the
+//! The [`Engine`] interface is deliberately small so that the equality-saturation engine
+//! ([`eqsat::EqSat`]) sits beside the greedy one over the same [`RuleSet`]. [`Greedy`] is Pitchfork's: it walks the
 //! DAG bottom-up, and at each node applies the applicable rule with the highest priority and,
 //! among those, the cheapest result; it then normalises the result again, until no rule
 //! applies anywhere. Because every rewrite strictly lowers the tree cost (checked when rules
 //! load, and again here), it terminates.
+
+pub mod eqsat;
 
 use std::collections::HashMap;
 
