@@ -195,16 +195,29 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
         probe.chunk_lanes != plain.prepared.chunk_lanes && probe.chunk_lanes <= probe.lanes
     };
     if worth_trying {
-        let wide = lower_from(e, lifted, backend, true);
+        let wide = lower_from(e, lifted.clone(), backend, true);
         if wide.cost() < plain.cost() {
             plain = wide;
             chunk_by_narrowest = true;
         }
     }
     // A strategy that reads sums of products as linear forms (HVX's reduction multiplies)
-    // needs the products factoring would hide, and the per-node cost estimate does not see
-    // that, so its targets keep the sum as written.
-    if backend.strategies.iter().any(|s| s.reads_sums_as_written()) {
+    // needs the products factoring or regrouping would hide, and the per-node cost estimate
+    // does not see that, so its targets keep the sum as written.
+    let reads_sums = backend.strategies.iter().any(|s| s.reads_sums_as_written());
+    // Equality saturation (`--engine eqsat`) may lift to another form, cheaper under the
+    // lifting cost; it is lowered at the same chunking and kept only where the target's
+    // estimate is lower too.
+    if crate::lift::engine() == crate::lift::EngineKind::Eqsat && !reads_sums {
+        let saturated = crate::lift::lift_eqsat(e);
+        if saturated != lifted {
+            let alt = lower_from(e, saturated, backend, chunk_by_narrowest);
+            if alt.cost() < plain.cost() {
+                plain = alt;
+            }
+        }
+    }
+    if reads_sums {
         return plain;
     }
     let factored = crate::lift::factor_common_multipliers(e);
