@@ -8,7 +8,8 @@
 //!
 //! Selections remembered by the backend are forgotten before each repetition.
 //! `HARROW_BENCH_REPS` sets the repetitions (default 3); `HARROW_BENCH_TARGETS` (comma
-//! separated) and `HARROW_BENCH_KERNELS` (substrings) narrow the run.
+//! separated) and `HARROW_BENCH_KERNELS` (substrings) narrow the run;
+//! `HARROW_BENCH_ENGINE=eqsat` lifts by equality saturation as `--engine eqsat` does.
 
 use std::time::Instant;
 
@@ -25,6 +26,11 @@ fn main() {
         .max(1);
     let only_targets = std::env::var("HARROW_BENCH_TARGETS").ok();
     let only_kernels = std::env::var("HARROW_BENCH_KERNELS").ok();
+    if let Ok(name) = std::env::var("HARROW_BENCH_ENGINE") {
+        let engine = harrow::lift::EngineKind::from_name(&name)
+            .unwrap_or_else(|| panic!("HARROW_BENCH_ENGINE: `{name}` is not greedy or eqsat"));
+        harrow::lift::set_engine(engine);
+    }
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("benchmarks/ is readable")
         .filter_map(|e| e.ok().map(|e| e.path()))
