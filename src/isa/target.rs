@@ -181,6 +181,12 @@ pub trait Target: Send + Sync {
     fn folds_widening_loads(&self) -> bool {
         false
     }
+    /// Strided slices of dense loads that the C compiler lowers better than the generic
+    /// estimate of a shuffle says, with what they cost (x86: clang's interleaved-access
+    /// lowering of byte triples). Empty where the generic estimate stands.
+    fn deinterleaved_loads(&self) -> &'static [DeinterleavedLoad] {
+        &[]
+    }
     /// Whether a row loop that computes several chunks per iteration should take some of
     /// a row's loads at neighbouring offsets from the previous chunk's load instead of
     /// memory (one cross-lane shift each, sharing one permute): worth it where two vector
@@ -341,4 +347,19 @@ pub fn bytes_to_lanes(t: Type, bytes: &[u8]) -> Vec<u128> {
             u128::from_le_bytes(b)
         })
         .collect()
+}
+
+/// A strided slice of a dense load priced by what the C compiler makes of it
+/// ([`Target::deinterleaved_loads`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeinterleavedLoad {
+    /// Element width of the load and the slice.
+    pub elem_bits: u32,
+    /// Stride of the slice.
+    pub stride: u32,
+    /// Width of the load, in bits.
+    pub loaded_bits: u64,
+    /// Estimated cost of the slice (the load itself is priced apart), in the units of
+    /// `lower::select::generic_cost`.
+    pub cost: f64,
 }

@@ -170,9 +170,28 @@ fn spill_cost(
 }
 
 /// The registers a chunk holds for the whole loop (the loop-invariant vectors it reads)
-/// and the registers of its widest varying value.
+/// and the registers of its widest varying value. A load's ramp of indices counts at most
+/// the lanes the chunk computes with (its widest value other than loads and ramps): the
+/// spill estimate was measured with dense loads, whose ramps of 32-bit indices stand for
+/// a working set at the chunk's width, while a strided load's window is several times
+/// wider than what it delivers (a 96-byte load of every third byte would otherwise count
+/// as 12 registers and keep byte triples from a full register).
 fn register_demand(nodes: &[Expr], variant: &IdMap<usize, bool>, register_bits: u32) -> (u32, u32) {
-    let regs = |e: &Expr| e.ty().total_bits().div_ceil(u64::from(register_bits)) as u32;
+    let chunk_lanes = nodes
+        .iter()
+        .filter(|n| !matches!(n.op(), Op::Ramp | Op::Load(..)))
+        .map(|n| n.ty().lanes)
+        .max()
+        .unwrap_or(u32::MAX);
+    let regs = |e: &Expr| {
+        let t = e.ty();
+        let lanes = if matches!(e.op(), Op::Ramp) {
+            t.lanes.min(chunk_lanes)
+        } else {
+            t.lanes
+        };
+        (u64::from(lanes) * u64::from(t.elem.bits())).div_ceil(u64::from(register_bits)) as u32
+    };
     let mut invariant_used = BTreeSet::new();
     let mut widest = 0;
     for n in nodes {

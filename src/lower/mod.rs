@@ -280,6 +280,7 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
 fn selector<'b>(backend: &'b Backend, bounds: Intervals, root: &Expr) -> select::Selector<'b> {
     let sel = select::Selector::new(&backend.rules, backend.target.register_bits(), bounds)
         .with_strategies(backend.strategies.clone(), backend.instrs.clone())
+        .with_deinterleaved_loads(backend.target.deinterleaved_loads())
         .with_validation_inputs(root);
     if backend.target.folds_widening_loads() {
         sel.with_folded_widening_loads()
