@@ -99,6 +99,23 @@ pub fn engine() -> EngineKind {
     }
 }
 
+/// The limits equality saturation runs with: chosen once per process by `--eqsat-limit`.
+static EQSAT_LIMITS: std::sync::RwLock<Option<crate::rewrite::eqsat::Limits>> =
+    std::sync::RwLock::new(None);
+
+/// Sets the limits of equality saturation from now on (the command line's `--eqsat-limit`).
+pub fn set_eqsat_limits(limits: crate::rewrite::eqsat::Limits) {
+    *EQSAT_LIMITS.write().unwrap_or_else(|e| e.into_inner()) = Some(limits);
+}
+
+/// The limits of equality saturation: `--eqsat-limit`, else the defaults.
+pub fn eqsat_limits() -> crate::rewrite::eqsat::Limits {
+    EQSAT_LIMITS
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_default()
+}
+
 /// Lifts `e` with the built-in rules and interval bounds by equality saturation.
 pub fn lift_eqsat(e: &Expr) -> Expr {
     let rules = builtin_rules().expect("the built-in lifting rules load");
@@ -145,7 +162,9 @@ pub fn lift_with_engine(
         EngineKind::Greedy => Greedy::new(rules).run(&e, bounds, trace),
         EngineKind::Eqsat => {
             let algebra = algebra_rules().expect("the built-in equalities load");
-            EqSat::new(rules, Some(algebra)).run(&e, bounds, trace)
+            EqSat::new(rules, Some(algebra))
+                .with_limits(eqsat_limits())
+                .run(&e, bounds, trace)
         }
     }
 }

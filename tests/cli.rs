@@ -661,6 +661,34 @@ fn lift_by_equality_saturation_finds_what_greedy_cannot() {
         err.contains("--trace") && err.contains("--engine greedy"),
         "{err}"
     );
+    // At one e-node saturation stops before any rule: greedy's form is what remains.
+    let (code, cut, err) = harrow(&[
+        "--engine",
+        "eqsat",
+        "--eqsat-limit",
+        "nodes=1",
+        "lift",
+        expr,
+        "--input",
+        "a:u8x16",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(cut, greedy);
+    let (code, _, err) = harrow(&[
+        "--engine",
+        "eqsat",
+        "--eqsat-limit",
+        "rounds=3",
+        "lift",
+        expr,
+        "--input",
+        "a:u8x16",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("--eqsat-limit") && err.contains("not a limit"),
+        "{err}"
+    );
     let (code, _, err) = harrow(&["--engine", "best", "lift", expr, "--input", "a:u8x16"]);
     assert_eq!(code, 2);
     assert!(err.contains("greedy") && err.contains("eqsat"), "{err}");

@@ -79,6 +79,12 @@ pub struct Cli {
     /// form is lowered beside greedy's and kept where the target's cost model prefers it).
     #[arg(long, global = true, default_value = "greedy", value_parser = ["greedy", "eqsat"])]
     pub engine: String,
+    /// Limits of equality saturation per expression: `nodes=N,iterations=N,ms=N` (any of
+    /// them; defaults 4000 e-nodes, 6 rounds, 40 ms; `ms=0` for none, so the result does
+    /// not depend on the machine's speed). The best form found when a limit stops
+    /// saturation is extracted.
+    #[arg(long, global = true, value_name = "LIMITS")]
+    pub eqsat_limit: Option<String>,
 }
 
 /// The command line's definition, with the targets `--target` takes listed from the
@@ -273,6 +279,11 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
     let engine = crate::lift::EngineKind::from_name(&cli.engine).unwrap_or_default();
     if engine != crate::lift::EngineKind::Greedy {
         crate::lift::set_engine(engine);
+    }
+    if let Some(text) = &cli.eqsat_limit {
+        let limits = crate::rewrite::eqsat::Limits::parse(text)
+            .map_err(|e| CliError::Other(format!("--eqsat-limit: {e}")))?;
+        crate::lift::set_eqsat_limits(limits);
     }
     match cli.command {
         Command::Eval(a) => cmd_eval(&a),

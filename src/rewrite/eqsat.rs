@@ -38,6 +38,41 @@ pub struct Limits {
     pub time: Duration,
 }
 
+impl Limits {
+    /// Parses `--eqsat-limit`: comma-separated `nodes=N`, `iterations=N` and `ms=N` (each
+    /// optional, the rest default; `ms=0` means no time limit, so the result cannot depend
+    /// on the machine's speed).
+    pub fn parse(text: &str) -> Result<Limits, String> {
+        let mut limits = Limits::default();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (key, value) = part.split_once('=').ok_or_else(|| {
+                format!("`{part}`: expected KEY=N with KEY one of nodes, iterations, ms")
+            })?;
+            let n: u64 = value
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{part}`: `{value}` is not a non-negative whole number"))?;
+            match key.trim() {
+                "nodes" => limits.nodes = n as usize,
+                "iterations" => limits.iterations = n as usize,
+                "ms" => {
+                    limits.time = if n == 0 {
+                        Duration::MAX
+                    } else {
+                        Duration::from_millis(n)
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "`{other}` is not a limit; expected nodes, iterations or ms"
+                    ));
+                }
+            }
+        }
+        Ok(limits)
+    }
+}
+
 impl Default for Limits {
     /// Chosen on the Rake corpus (`tests/eqsat.rs` prints the figures): past these, few
     /// expressions get cheaper and the slowest take tens of milliseconds.
@@ -653,6 +688,24 @@ mod tests {
         assert_eq!(report.extracted, report.greedy, "{report:?}");
         let greedy = Greedy::new(engine().rules).run(&e, &mut Intervals::new(), None);
         assert_eq!(out, greedy);
+    }
+
+    #[test]
+    fn limits_parse_with_clear_errors() {
+        let l = Limits::parse("nodes=10, ms=0").unwrap();
+        assert_eq!((l.nodes, l.time), (10, Duration::MAX));
+        assert_eq!(l.iterations, Limits::default().iterations);
+        assert!(Limits::parse("nodes").unwrap_err().contains("KEY=N"));
+        assert!(
+            Limits::parse("depth=3")
+                .unwrap_err()
+                .contains("not a limit")
+        );
+        assert!(
+            Limits::parse("nodes=-1")
+                .unwrap_err()
+                .contains("whole number")
+        );
     }
 
     #[test]
