@@ -622,3 +622,20 @@ fn strided_byte_triples_fill_a_register() {
     );
     assert_eq!(kernel::c_file::build(&words, &avx2, None).lanes, 16);
 }
+
+/// Byte products by splatted weights at 16 lanes on Arm: the high halves take `smlal2`
+/// (`vmlal_high_s8`) with the weight splatted to a whole register, instead of extracting
+/// each high half for `smlal` (12 `vget_high` more per vector; 0.87x clang -O3 before).
+#[test]
+fn high_halves_multiply_by_splats_with_smlal2() {
+    let k = kernel_of(
+        "input in0: i8[2]\ninput in1: i8[2]\nrdom k = 0..12\noutput out(x, y): u16 = sum(k, u16(in0(k, y)) * u16(in1(x, k)))\n",
+    );
+    let arm = harrow::targets::backend("arm-neon").unwrap();
+    let c = kernel::codegen::compile_best(&k, &arm, Some(16));
+    let ir = harrow::lower::listing(&c.body);
+    assert!(ir.matches("vmlal_high_s8").count() >= 11, "{ir}");
+    assert!(!ir.contains("vget_high_s8"), "{ir}");
+    let b = kernel::c_file::build(&k, &arm, Some(16));
+    assert_runs_correctly(&k, &arm, &b.c, b.lanes, &[37, 5]);
+}

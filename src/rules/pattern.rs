@@ -104,6 +104,14 @@ impl Pat {
     /// Matches `e` against this pattern, extending `b`. On failure `b` may hold partial
     /// bindings; callers that backtrack take a copy first.
     pub fn matches(&self, e: &Expr, b: &mut Binds) -> bool {
+        self.matches_in(e, b, true)
+    }
+
+    /// [`Pat::matches`]; `splat_parts` says whether a high part of a wider register may
+    /// match a splat (`slice_of_splat`): not under a data-movement operator, whose
+    /// generic form clang writes better for splats (an interleave of two byte splats is
+    /// one word splat).
+    fn matches_in(&self, e: &Expr, b: &mut Binds, splat_parts: bool) -> bool {
         let constant = matches!(self.kind, PatKind::Wild(_) | PatKind::Lit(_));
         if !constant && e.ty().elem != self.elem {
             return false;
@@ -134,18 +142,27 @@ impl Pat {
             PatKind::Lit(v) => const_value(e, self.elem) == Some(*v),
             PatKind::Computed(_) => false,
             PatKind::Op(op, args) => {
+                if splat_parts && let Some(whole) = slice_of_splat(op, args, e) {
+                    return args[0].matches(&whole, b);
+                }
+                let splat_parts = !matches!(op, Op::Interleave | Op::Concat | Op::Shuffle(_));
                 if e.op() != op || e.args().len() != args.len() {
                     return false;
                 }
                 if op.is_commutative() && args.len() == 2 {
                     let saved = b.clone();
-                    if args[0].matches(e.arg(0), b) && args[1].matches(e.arg(1), b) {
+                    if args[0].matches_in(e.arg(0), b, splat_parts)
+                        && args[1].matches_in(e.arg(1), b, splat_parts)
+                    {
                         return true;
                     }
                     *b = saved;
-                    return args[0].matches(e.arg(1), b) && args[1].matches(e.arg(0), b);
+                    return args[0].matches_in(e.arg(1), b, splat_parts)
+                        && args[1].matches_in(e.arg(0), b, splat_parts);
                 }
-                args.iter().zip(e.args()).all(|(p, x)| p.matches(x, b))
+                args.iter()
+                    .zip(e.args())
+                    .all(|(p, x)| p.matches_in(x, b, splat_parts))
             }
         }
     }
@@ -260,6 +277,23 @@ impl Pat {
             }
         }
     }
+}
+
+/// A slice of a splat is the splat at the slice's width, so a pattern that takes a high
+/// part of a wider register (Arm's `smlal2` reads the high half of its operands) matches
+/// a splat of that part's width: the operand is the splat at the wider width the pattern
+/// gives (clang materializes it once, outside the loop). `None` unless `e` is a splat of
+/// a scalar and the pattern a dense slice past lane 0 of a fixed-width operand.
+fn slice_of_splat(op: &Op, args: &[Pat], e: &Expr) -> Option<Expr> {
+    // Only parts above the first: a low part already matches as the register itself.
+    if !matches!(op, Op::Slice { start, stride: 1 } if *start > 0)
+        || !matches!(e.op(), Op::Broadcast)
+    {
+        return None;
+    }
+    let scalar = e.arg(0);
+    let lanes = args.first()?.lanes?;
+    (scalar.ty().is_scalar() && lanes > e.ty().lanes).then(|| scalar.broadcast(lanes))
 }
 
 /// True for operators whose result type must be given when building.
