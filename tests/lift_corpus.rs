@@ -46,27 +46,7 @@ fn lifting_the_corpus_lowers_cost_and_keeps_values() {
         if harrow::ir::visit::any_node(&lifted, |n| n.op().is_fpir()) {
             with_fpir += 1;
         }
-        let ranges: Vec<_> = spec
-            .facts
-            .iter()
-            .map(|f| (f.buffer.clone(), f.lo, f.hi))
-            .collect();
-        for seed in 0..3 {
-            let env = random_env(&input, seed, &ranges);
-            match (eval(&input, &env), eval(&lifted, &env)) {
-                (Ok(x), Ok(y)) if x == y => {}
-                (Ok(x), Ok(y)) => problems.push(format!(
-                    "{}: lifting changed the value (seed {seed}): {x} vs {y}",
-                    path.display()
-                )),
-                (a, b) => problems.push(format!(
-                    "{}: evaluation failed: {:?} / {:?}",
-                    path.display(),
-                    a.err(),
-                    b.err()
-                )),
-            }
-        }
+        check_values("lifting", path, &input, &lifted, &spec.facts, &mut problems);
     }
     println!(
         "{} specs lifted; cost lowered in {lowered}; FPIR in {with_fpir}",
@@ -143,21 +123,14 @@ fn equality_saturation_never_costs_more_than_greedy_and_keeps_values() {
         if vector_cost(&lifted) < vector_cost(&greedy_of(&input, &spec.facts)) {
             cheaper_vectors += 1;
         }
-        let ranges: Vec<_> = spec
-            .facts
-            .iter()
-            .map(|f| (f.buffer.clone(), f.lo, f.hi))
-            .collect();
-        for seed in 0..3 {
-            let env = random_env(&input, seed, &ranges);
-            match (eval(&input, &env), eval(&lifted, &env)) {
-                (Ok(x), Ok(y)) if x == y => {}
-                (a, b) => problems.push(format!(
-                    "{}: equality saturation changed the value (seed {seed}): {a:?} vs {b:?}",
-                    path.display()
-                )),
-            }
-        }
+        check_values(
+            "equality saturation",
+            &path,
+            &input,
+            &lifted,
+            &spec.facts,
+            &mut problems,
+        );
     }
     times.sort_by(f64::total_cmp);
     println!(
@@ -171,6 +144,38 @@ fn equality_saturation_never_costs_more_than_greedy_and_keeps_values() {
         cheaper_vectors >= 1,
         "equality saturation found no cheaper vector code than greedy on {total} specs"
     );
+}
+
+/// Compares `input` and `lifted` on three random environments that respect the spec's
+/// value-range facts, noting any difference in `problems`.
+fn check_values(
+    what: &str,
+    path: &std::path::Path,
+    input: &harrow::ir::Expr,
+    lifted: &harrow::ir::Expr,
+    facts: &[harrow::syntax::rake::RangeFact],
+    problems: &mut Vec<String>,
+) {
+    let ranges: Vec<_> = facts
+        .iter()
+        .map(|f| (f.buffer.clone(), f.lo, f.hi))
+        .collect();
+    for seed in 0..3 {
+        let env = random_env(input, seed, &ranges);
+        match (eval(input, &env), eval(lifted, &env)) {
+            (Ok(x), Ok(y)) if x == y => {}
+            (Ok(x), Ok(y)) => problems.push(format!(
+                "{}: {what} changed the value (seed {seed}): {x} vs {y}",
+                path.display()
+            )),
+            (a, b) => problems.push(format!(
+                "{}: evaluation failed: {:?} / {:?}",
+                path.display(),
+                a.err(),
+                b.err()
+            )),
+        }
+    }
 }
 
 /// The lifting cost of the vector operations of `e` (scalar index arithmetic left out).
