@@ -693,3 +693,24 @@ fn lift_by_equality_saturation_finds_what_greedy_cannot() {
     assert_eq!(code, 2);
     assert!(err.contains("greedy") && err.contains("eqsat"), "{err}");
 }
+
+#[test]
+fn explain_says_which_lifting_engine_won() {
+    let args = [
+        "compile",
+        "benchmarks/yuv_to_rgb.hk",
+        "--target",
+        "arm-neon",
+        "--explain",
+    ];
+    let (code, out, err) = harrow(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("lifted by"), "{out}");
+    let eqsat: Vec<&str> = ["--engine", "eqsat"].into_iter().chain(args).collect();
+    let (code, out, err) = harrow(&eqsat);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("explain: lifted by equality saturation"),
+        "{out}"
+    );
+}

@@ -156,6 +156,20 @@ pub struct Lowered {
     pub chunk_cost: f64,
     /// Buffers and scalar parameters.
     pub params: Params,
+    /// Which lifting engine's form this is (`--explain` says).
+    pub lifted_by: LiftedBy,
+}
+
+/// Which lifting engine's form a [`Lowered`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiftedBy {
+    /// The greedy engine (`--engine greedy`, the default).
+    Greedy,
+    /// The greedy engine's form, which the target's estimate preferred to equality
+    /// saturation's (or saturation found nothing else).
+    GreedyOverSaturated,
+    /// Equality saturation's form, cheaper on the target than greedy's.
+    Saturated,
 }
 
 impl Lowered {
@@ -209,10 +223,12 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     // lifting cost; it is lowered at the same chunking and kept only where the target's
     // estimate is lower too.
     if crate::lift::engine() == crate::lift::EngineKind::Eqsat && !reads_sums {
+        plain.lifted_by = LiftedBy::GreedyOverSaturated;
         let saturated = crate::lift::lift_eqsat(e);
         if saturated != lifted {
-            let alt = lower_from(e, saturated, backend, chunk_by_narrowest);
+            let mut alt = lower_from(e, saturated, backend, chunk_by_narrowest);
             if alt.cost() < plain.cost() {
+                alt.lifted_by = LiftedBy::Saturated;
                 plain = alt;
             }
         }
@@ -224,8 +240,11 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     if factored == *e {
         return plain;
     }
-    let alt = lower_from(e, crate::lift::lift(&factored), backend, chunk_by_narrowest);
+    let mut alt = lower_from(e, crate::lift::lift(&factored), backend, chunk_by_narrowest);
     if alt.cost() < plain.cost() {
+        if plain.lifted_by != LiftedBy::Greedy {
+            alt.lifted_by = LiftedBy::GreedyOverSaturated;
+        }
         alt
     } else {
         plain
@@ -272,6 +291,7 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
         selected: s.expr,
         chunk_cost: s.cost,
         params,
+        lifted_by: LiftedBy::Greedy,
     }
 }
 
@@ -422,6 +442,18 @@ pub fn listing(l: &Lowered) -> String {
 /// and why.
 pub fn explain(l: &Lowered, target: &str) -> String {
     let mut s = String::new();
+    let engine = match l.lifted_by {
+        LiftedBy::Greedy => None,
+        LiftedBy::GreedyOverSaturated => Some(
+            "lifted by the greedy engine: equality saturation found no form the target's estimate prefers",
+        ),
+        LiftedBy::Saturated => Some(
+            "lifted by equality saturation (extracted by the lifting cost), cheaper on this target than the greedy engine's form",
+        ),
+    };
+    if let Some(engine) = engine {
+        let _ = writeln!(s, "explain: {engine}");
+    }
     for n in crate::ir::visit::post_order(&l.selected) {
         let t = n.ty();
         if t.is_scalar()
