@@ -74,7 +74,7 @@ impl Limits {
 }
 
 impl Default for Limits {
-    /// Chosen on the Rake corpus (`tests/eqsat.rs` prints the figures): past these, few
+    /// Chosen on the Rake corpus (`tests/lift_corpus.rs` prints the figures): past these, few
     /// expressions get cheaper and the slowest take tens of milliseconds.
     fn default() -> Self {
         Limits {
@@ -243,19 +243,25 @@ impl Language for Node {
 /// one IR node of that shape (leaves are themselves; others are rebuilt over new operands).
 #[derive(Default)]
 struct Shapes {
-    index: HashMap<(Op, Type, Vec<Type>), u32>,
+    index: HashMap<ShapeKey, u32>,
     exemplars: Vec<Expr>,
 }
 
+/// What identifies a shape: the operator, the result type and the operand types.
+type ShapeKey = (Op, Type, Vec<Type>);
+
 impl Shapes {
-    fn intern(&mut self, e: &Expr) -> u32 {
-        let key = (
+    fn key(e: &Expr) -> ShapeKey {
+        (
             e.op().clone(),
             e.ty(),
-            e.args().iter().map(|a| a.ty()).collect::<Vec<_>>(),
-        );
+            e.args().iter().map(|a| a.ty()).collect(),
+        )
+    }
+
+    fn intern(&mut self, e: &Expr) -> u32 {
         let next = self.exemplars.len() as u32;
-        *self.index.entry(key).or_insert_with(|| {
+        *self.index.entry(Self::key(e)).or_insert_with(|| {
             self.exemplars.push(e.clone());
             next
         })
@@ -270,6 +276,17 @@ impl Shapes {
         self.exemplar(shape)
             .with_args(args)
             .expect("operands of a shape's own types keep the node well typed")
+    }
+
+    /// The lifting cost of one node of `shape` (operands not included).
+    fn cost(&self, shape: u32) -> Cost {
+        let e = self.exemplar(shape);
+        op_cost(
+            e.op(),
+            e.ty().elem,
+            e.args().iter().map(|a| a.ty().elem),
+            e.ty().lanes,
+        )
     }
 }
 
@@ -334,19 +351,6 @@ impl Analysis<Node> for Facts<'_> {
             a.cost = b.cost;
         }
         DidMerge(narrowed_a || take_b, narrowed_b || !take_b)
-    }
-}
-
-impl Shapes {
-    /// The lifting cost of one node of `shape` (operands not included).
-    fn cost(&self, shape: u32) -> Cost {
-        let e = self.exemplar(shape);
-        op_cost(
-            e.op(),
-            e.ty().elem,
-            e.args().iter().map(|a| a.ty().elem),
-            e.ty().lanes,
-        )
     }
 }
 
@@ -560,17 +564,7 @@ fn greedy_node_set(
     crate::ir::visit::post_order(greedy)
         .iter()
         .map(|n| Node {
-            shape: graph
-                .analysis
-                .shapes
-                .index
-                .get(&(
-                    n.op().clone(),
-                    n.ty(),
-                    n.args().iter().map(|a| a.ty()).collect(),
-                ))
-                .copied()
-                .expect("the greedy result was added"),
+            shape: graph.analysis.shapes.index[&Shapes::key(n)],
             children: n
                 .args()
                 .iter()
