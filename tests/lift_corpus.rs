@@ -101,6 +101,18 @@ fn equality_saturation_never_costs_more_than_greedy_and_keeps_values() {
             slowest = (ms, path.display().to_string());
         }
         *stops.entry(report.stop).or_insert(0) += 1;
+        // A run cut by a limit must cut at the same place every time (no time limit by
+        // default: the output may not depend on the machine's speed).
+        if report.stop != "saturated" {
+            let (again, _) = engine.run_with_report(&input, &mut bounds);
+            if again != lifted {
+                problems.push(format!(
+                    "{}: two runs stopped by the {} extracted different forms",
+                    path.display(),
+                    report.stop
+                ));
+            }
+        }
         let cost = CostCache::new().cost(&lifted);
         if cost != report.extracted {
             problems.push(format!(

@@ -80,9 +80,9 @@ pub struct Cli {
     #[arg(long, global = true, default_value = "greedy", value_parser = ["greedy", "eqsat"])]
     pub engine: String,
     /// Limits of equality saturation per expression: `nodes=N,iterations=N,ms=N` (any of
-    /// them; defaults 4000 e-nodes, 6 rounds, 40 ms; `ms=0` for none, so the result does
-    /// not depend on the machine's speed). The best form found when a limit stops
-    /// saturation is extracted.
+    /// them; defaults 4000 e-nodes, 6 rounds and no time limit, so the result does not
+    /// depend on the machine's speed; `ms=N` adds one, `ms=0` removes it). The best form
+    /// found when a limit stops saturation is extracted.
     #[arg(long, global = true, value_name = "LIMITS")]
     pub eqsat_limit: Option<String>,
 }
