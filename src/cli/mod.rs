@@ -77,7 +77,7 @@ pub struct Cli {
     /// The lifting engine: `greedy` (the cheapest rewrite at each node, committed to) or
     /// `eqsat` (equality saturation over the lifting rules and `rules/algebra.rules`; its
     /// form is lowered beside greedy's and kept where the target's cost model prefers it).
-    #[arg(long, global = true, default_value = "greedy", value_parser = ["greedy", "eqsat"])]
+    #[arg(long, global = true, default_value = "greedy", value_parser = crate::lift::EngineKind::NAMES)]
     pub engine: String,
     /// Limits of equality saturation per expression: `nodes=N,iterations=N,ms=N` (any of
     /// them; defaults 4000 e-nodes, 6 rounds and no time limit, so the result does not
