@@ -639,3 +639,21 @@ fn high_halves_multiply_by_splats_with_smlal2() {
     let b = kernel::c_file::build(&k, &arm, Some(16));
     assert_runs_correctly(&k, &arm, &b.c, b.lanes, &[37, 5]);
 }
+
+/// A sum of byte products of mixed signs on Arm (a `u8` weight times an `i8` row, in
+/// `i16`): no widening instruction multiplies mixed signs, so each product is the widened
+/// operands' `mul`, and selection sees through the product's FPIR form to accumulate with
+/// `mla` instead of a `mul` and an `add` per tap (0.88x clang -O3 before, 1.03x after).
+#[test]
+fn mixed_sign_products_accumulate_with_mla() {
+    let k = kernel_of(
+        "input in0: u8[2]\ninput in1: i8[2]\nrdom k = 0..6\noutput out(x, y): i16 = sum(k, i16(in0(k, y)) * i16(in1(x, k)))\n",
+    );
+    let arm = harrow::targets::backend("arm-neon").unwrap();
+    let c = kernel::codegen::compile_best(&k, &arm, Some(16));
+    let ir = harrow::lower::listing(&c.body);
+    assert!(ir.matches("vmlaq_s16").count() >= 10, "{ir}");
+    assert!(ir.matches("vaddq_s16").count() <= 1, "{ir}");
+    let b = kernel::c_file::build(&k, &arm, Some(16));
+    assert_runs_correctly(&k, &arm, &b.c, b.lanes, &[37, 5]);
+}

@@ -346,6 +346,11 @@ fn deinterleaved_load_cost(
         .map(|d| d.cost)
 }
 
+/// Whether `e` is a vector FPIR operation (a candidate for being seen through).
+fn is_vector_fpir(e: &Expr) -> bool {
+    e.op().is_fpir() && !e.ty().is_scalar()
+}
+
 /// The selector: rules, strategies, bounds and memo tables for one compilation.
 pub struct Selector<'r> {
     rules: &'r RuleSet,
@@ -545,8 +550,45 @@ impl<'r> Selector<'r> {
                 best = cand;
             }
         }
+        if let Some(seen_through) = self.fpir_operands_defined(e) {
+            let cand = self.select(&seen_through);
+            if cand.cost < best.cost {
+                best = cand;
+            }
+        }
         self.active.remove(&e.id());
         best
+    }
+
+    /// `e` with its vector FPIR operands written as their definitions, when it has any:
+    /// an instruction that fuses `e` with an operand's primitive form then matches
+    /// (`acc + widening_mul(a, b)` of mixed signs, which no widening instruction covers, is
+    /// Arm's `mla` of the widened operands, where the FPIR operand alone selects to a
+    /// `mul` and the sum to an `add`). The definitions are selected anyway, as candidates
+    /// for the operands themselves.
+    fn fpir_operands_defined(&mut self, e: &Expr) -> Option<Expr> {
+        if e.op().is_fpir() || !e.args().iter().any(is_vector_fpir) {
+            return None;
+        }
+        // Strategies that read sums of products as written (HVX's reduction multiplies)
+        // build better than the per-node estimate can tell from the seen-through form.
+        if self.strategies.iter().any(|s| s.reads_sums_as_written()) {
+            return None;
+        }
+        let folder = self.costs.folder();
+        let args = e
+            .args()
+            .iter()
+            .map(|a| {
+                if is_vector_fpir(a) {
+                    super::cform::folded_definition_with(a, folder)
+                } else {
+                    a.clone()
+                }
+            })
+            .collect();
+        let out = e.with_args(args).ok()?;
+        (out != *e).then_some(out)
     }
 
     /// Selects a rule's right-hand side: its instructions stay, everything else is selected.
