@@ -504,7 +504,8 @@ fn fuzz_kernels_sample_is_correct() {
     assert!(out.contains("12 kernels, 12 correct, 0 failed"), "{out}");
 }
 
-/// `compile --explain` names every node no instruction covers, with how it is written.
+/// `compile --explain` names where each instruction came from, and every node no
+/// instruction covers, with how it is written.
 #[test]
 fn compile_explain_says_how_uncovered_nodes_are_written() {
     let (code, out, err) = harrow(&[
@@ -531,8 +532,22 @@ fn compile_explain_says_how_uncovered_nodes_are_written() {
         "--explain",
     ]);
     assert_eq!(code, 0, "{err}");
+    // Every chosen instruction is named with where it came from: a hand-written rule, an
+    // instruction's own semantics, or a strategy that reshaped what a rule chose.
     assert!(
-        out.contains("explain: ") && out.contains("whole-vector C"),
+        out.contains("explain: `_mm256_packus_epi16` from rule `")
+            && out.contains("src/targets/x86/lower.rules:"),
+        "{out}"
+    );
+    assert!(
+        out.contains("from its semantics (src/targets/x86/isa/"),
+        "{out}"
+    );
+    assert!(out.contains(", through strategy `sink shuffles`"), "{out}");
+    // Reinterpretations only change how lanes are read: not listed as uncovered.
+    assert!(!out.contains("`reinterpret` at"), "{out}");
+    assert!(
+        out.contains("explain: every vector node is an instruction"),
         "{out}"
     );
 }

@@ -657,3 +657,35 @@ fn mixed_sign_products_accumulate_with_mla() {
     let b = kernel::c_file::build(&k, &arm, Some(16));
     assert_runs_correctly(&k, &arm, &b.c, b.lanes, &[37, 5]);
 }
+
+/// `--explain` can say where every instruction of a selection came from: each one in the
+/// suite's code, on every target, has a recorded origin (a rule, an instruction's own
+/// semantics, or a strategy), and the origins name rule files and descriptions.
+#[test]
+fn every_selected_instruction_has_an_origin() {
+    use harrow::ir::Op;
+    let mut kinds = std::collections::HashSet::new();
+    for target in harrow::targets::names() {
+        let be = harrow::targets::backend(target).unwrap();
+        for (name, k) in suite() {
+            let c = kernel::codegen::compile_best(&k, &be, None);
+            for l in c.steps.iter().chain(c.outputs()) {
+                let known: std::collections::HashSet<usize> =
+                    l.origins.iter().map(|(n, _)| n.id()).collect();
+                for n in harrow::ir::visit::post_order(&l.selected) {
+                    if matches!(n.op(), Op::Instr(_)) {
+                        assert!(
+                            known.contains(&n.id()),
+                            "{target} {name}: no origin for {n}"
+                        );
+                    }
+                }
+                for (_, o) in l.origins.iter() {
+                    kinds.insert(std::mem::discriminant(o));
+                }
+            }
+        }
+    }
+    // Rules, semantics, strategies and strategies rebuilding what rules chose all occur.
+    assert_eq!(kinds.len(), 4, "origins of some kind never recorded");
+}

@@ -204,9 +204,6 @@ pub fn explain(
             explain(&mut s, &st.consumer);
         }
     }
-    if s.is_empty() {
-        s.push_str("explain: every vector node is an instruction\n");
-    }
     Ok(s)
 }
 

@@ -62,7 +62,10 @@ pub struct Backend {
 pub struct SelectionMemo(std::sync::Mutex<SelectionTable>);
 
 /// Selections by chunk id and position bounds, with the chunk.
-type SelectionTable = HashMap<(usize, Option<(i128, i128)>), (Expr, select::Selected)>;
+type SelectionTable = HashMap<(usize, Option<(i128, i128)>), (Expr, select::Selected, Origins)>;
+
+/// Where each instruction of a selection came from, in post-order (`--explain`).
+pub type Origins = Arc<[(Expr, select::Origin)]>;
 
 impl SelectionMemo {
     /// What selection chooses for `chunk` with the position bounded by `at`, selected by
@@ -71,16 +74,17 @@ impl SelectionMemo {
         &self,
         chunk: &Expr,
         at: Option<(i128, i128)>,
-        select: impl FnOnce() -> select::Selected,
-    ) -> select::Selected {
+        select: impl FnOnce() -> (select::Selected, Origins),
+    ) -> (select::Selected, Origins) {
         let key = (chunk.id(), at);
-        if let Some((_, s)) = self.lock().get(&key) {
-            return s.clone();
+        if let Some((_, s, o)) = self.lock().get(&key) {
+            return (s.clone(), o.clone());
         }
         // Selected outside the lock: variants are selected in parallel.
-        let s = select();
-        self.lock().insert(key, (chunk.clone(), s.clone()));
-        s
+        let (s, o) = select();
+        self.lock()
+            .insert(key, (chunk.clone(), s.clone(), o.clone()));
+        (s, o)
     }
 
     /// Forgets every selection (to time a compilation from nothing).
@@ -158,6 +162,8 @@ pub struct Lowered {
     pub params: Params,
     /// Which lifting engine's form this is (`--explain` says).
     pub lifted_by: LiftedBy,
+    /// Where each instruction of `selected` came from (`--explain` says).
+    pub origins: Origins,
 }
 
 /// Which lifting engine's form a [`Lowered`] holds.
@@ -272,8 +278,11 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
     if let Some(range) = at {
         bounds.var_facts.insert(prepare::CHUNK_VAR.into(), range);
     }
-    let s = backend.selections.get_or_select(&prepared.chunk, at, || {
-        selector(backend, bounds, &prepared.chunk).select(&prepared.chunk)
+    let (s, origins) = backend.selections.get_or_select(&prepared.chunk, at, || {
+        let mut sel = selector(backend, bounds, &prepared.chunk);
+        let s = sel.select(&prepared.chunk);
+        let origins = sel.origins_in(&s.expr).into();
+        (s, origins)
     });
     let mut params = Params {
         buffers: crate::ir::visit::buffers(&s.expr),
@@ -292,6 +301,7 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
         chunk_cost: s.cost,
         params,
         lifted_by: LiftedBy::Greedy,
+        origins,
     }
 }
 
@@ -454,6 +464,8 @@ pub fn explain(l: &Lowered, target: &str) -> String {
     if let Some(engine) = engine {
         let _ = writeln!(s, "explain: {engine}");
     }
+    s.push_str(&explain_origins(l));
+    let mut generic = false;
     for n in crate::ir::visit::post_order(&l.selected) {
         let t = n.ty();
         if t.is_scalar()
@@ -464,8 +476,11 @@ pub fn explain(l: &Lowered, target: &str) -> String {
         {
             continue;
         }
-        // A conversion between types of one width only changes how lanes are read.
-        if matches!(n.op(), Op::Cast) && n.arg(0).ty().elem.bits() == t.elem.bits() {
+        // A conversion between types of one width, or a reinterpretation, only changes
+        // how lanes are read.
+        if matches!(n.op(), Op::Reinterpret)
+            || matches!(n.op(), Op::Cast) && n.arg(0).ty().elem.bits() == t.elem.bits()
+        {
             continue;
         }
         let how = match cform::lane_loop_reason(&n) {
@@ -477,6 +492,35 @@ pub fn explain(l: &Lowered, target: &str) -> String {
             "explain: `{}` at {t}: no {target} instruction or rule matched; {how}",
             n.op().name()
         );
+        generic = true;
+    }
+    if !generic {
+        s.push_str("explain: every vector node is an instruction\n");
+    }
+    s
+}
+
+/// One `explain:` line per instruction and origin: which rule (or the instruction's own
+/// semantics, or which strategy) put how many of it into `l`'s selection, in the order
+/// they are first computed.
+fn explain_origins(l: &Lowered) -> String {
+    let mut counts: Vec<((String, &select::Origin), usize)> = Vec::new();
+    for (n, origin) in l.origins.iter() {
+        let Op::Instr(i) = n.op() else { continue };
+        let key = (i.intrinsic.clone(), origin);
+        match counts.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((key, 1)),
+        }
+    }
+    let mut s = String::new();
+    for ((intrinsic, origin), count) in counts {
+        let times = if count > 1 {
+            format!(" ({count} times)")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "explain: `{intrinsic}`{times} from {origin}");
     }
     s
 }

@@ -346,11 +346,6 @@ fn deinterleaved_load_cost(
         .map(|d| d.cost)
 }
 
-/// Whether `e` is a vector FPIR operation (a candidate for being seen through).
-fn is_vector_fpir(e: &Expr) -> bool {
-    e.op().is_fpir() && !e.ty().is_scalar()
-}
-
 /// The selector: rules, strategies, bounds and memo tables for one compilation.
 pub struct Selector<'r> {
     rules: &'r RuleSet,
@@ -374,6 +369,81 @@ pub struct Selector<'r> {
     /// The costs of selected DAGs (whether generic widening casts of loads are priced as
     /// folded loads is its setting).
     costs: DagCosts,
+    /// Where each instruction node built so far came from (`--explain`): the first rule or
+    /// strategy whose candidate built it.
+    origins: IdMap<usize, (Expr, Origin)>,
+    /// FPIR nodes whose cheapest form is their definition (no instruction or rule covers
+    /// them whole): the operands selection also tries to see through.
+    defined: IdMap<usize, Expr>,
+    /// The strategy whose proposal is being selected, if any: rules applied inside it
+    /// apply to the form it made.
+    proposing: Option<&'static str>,
+    /// What wrote the expression being selected, if not the caller: a rule's right-hand
+    /// side or a strategy's proposal (an instruction written below an ordinary operator
+    /// is theirs).
+    context: Option<Source>,
+    /// The first rule origin of each instruction (by intrinsic): an instruction that a
+    /// strategy rebuilt over other operands is explained by it.
+    rule_origins: HashMap<String, Origin>,
+}
+
+/// What put an instruction into a selection (`harrow compile --explain`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    /// A lowering rule (hand-written or synthesized), by name and place.
+    Rule {
+        /// The rule's name.
+        name: String,
+        /// `file:line` of the rule.
+        at: String,
+    },
+    /// The instruction's own semantics, read as a rule (`file:line` of its description).
+    Semantics(String),
+    /// A selection strategy, by name.
+    Strategy(&'static str),
+    /// An instruction a rule chose in the form a strategy made (pairs of taps, halves of
+    /// a wide value), or chose elsewhere and the strategy rebuilt over other operands
+    /// (sinking shuffles).
+    Through(Box<Origin>, &'static str),
+}
+
+/// An [`Origin`] before it is spelled out (selection records many more candidates than
+/// it keeps).
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    /// The rule of this index in the rule set.
+    Rule(usize),
+    /// The strategy of this name, which built the instruction.
+    Strategy(&'static str),
+    /// The strategy of this name, which rebuilt an instruction over other operands.
+    Rebuilt(&'static str),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Rule { name, at } => write!(f, "rule `{name}` ({at})"),
+            Origin::Semantics(at) => write!(f, "its semantics ({at})"),
+            Origin::Strategy(name) => write!(f, "strategy `{name}`"),
+            Origin::Through(origin, name) => write!(f, "{origin}, through strategy `{name}`"),
+        }
+    }
+}
+
+impl Origin {
+    /// The origin of instructions built by `rule`'s right-hand side.
+    fn of_rule(rule: &crate::rules::Rule) -> Origin {
+        let d = &rule.decl;
+        let at = format!("{}:{}", d.src.name, d.line);
+        if d.src.name.ends_with(".isa") {
+            Origin::Semantics(at)
+        } else {
+            Origin::Rule {
+                name: d.name.clone(),
+                at,
+            }
+        }
+    }
 }
 
 impl<'r> Selector<'r> {
@@ -392,6 +462,11 @@ impl<'r> Selector<'r> {
             inner_sums: IdMap::default(),
             costs: DagCosts::new(register_bits, false),
             validation: None,
+            origins: IdMap::default(),
+            defined: IdMap::default(),
+            proposing: None,
+            context: None,
+            rule_origins: HashMap::new(),
         }
     }
 
@@ -500,6 +575,16 @@ impl<'r> Selector<'r> {
         let expr = e
             .with_args(args.iter().map(|a| a.expr.clone()).collect())
             .expect("selection keeps types");
+        // An instruction given to selection keeps the origin of the node it was given as
+        // (a rule's right-hand side wrote it), or is a strategy's (its proposal wrote it).
+        if matches!(expr.op(), Op::Instr(_)) && !self.origins.contains_key(&expr.id()) {
+            if let Some((_, origin)) = self.origins.get(&e.id()) {
+                let origin = origin.clone();
+                self.origins.insert(expr.id(), (expr.clone(), origin));
+            } else if let Some(source) = self.context {
+                self.record(&expr, source);
+            }
+        }
         let mut best = Selected {
             cost: self.costs.cost(&expr),
             expr,
@@ -516,7 +601,7 @@ impl<'r> Selector<'r> {
             if rhs == *e {
                 continue;
             }
-            let cand = self.select_rhs(&rhs);
+            let cand = self.select_rhs(&rhs, Source::Rule(ri));
             if cand.cost < best.cost {
                 best = cand;
             }
@@ -534,11 +619,21 @@ impl<'r> Selector<'r> {
                 Some(p) => (p, false),
                 None => continue,
             };
+            let outer = self.proposing.replace(strategy.name());
+            let outer_context = self.context.replace(Source::Rebuilt(strategy.name()));
             let (cand, form) = match proposal {
                 Proposal::Select(x) => (self.select(&x), x),
-                Proposal::Instructions(x) => (self.select_rhs(&x), x),
-                Proposal::Checked(_) => continue,
+                Proposal::Instructions(x) => {
+                    (self.select_rhs(&x, Source::Strategy(strategy.name())), x)
+                }
+                Proposal::Checked(_) => {
+                    self.proposing = outer;
+                    self.context = outer_context;
+                    continue;
+                }
             };
+            self.proposing = outer;
+            self.context = outer_context;
             if cand.cost < best.cost && (!check || self.agrees(e, &form)) {
                 best = cand;
             }
@@ -548,6 +643,7 @@ impl<'r> Selector<'r> {
             let cand = self.select(&def);
             if cand.cost < best.cost {
                 best = cand;
+                self.defined.insert(e.id(), e.clone());
             }
         }
         if let Some(seen_through) = self.fpir_operands_defined(e) {
@@ -560,14 +656,14 @@ impl<'r> Selector<'r> {
         best
     }
 
-    /// `e` with its vector FPIR operands written as their definitions, when it has any:
-    /// an instruction that fuses `e` with an operand's primitive form then matches
-    /// (`acc + widening_mul(a, b)` of mixed signs, which no widening instruction covers, is
-    /// Arm's `mla` of the widened operands, where the FPIR operand alone selects to a
-    /// `mul` and the sum to an `add`). The definitions are selected anyway, as candidates
-    /// for the operands themselves.
+    /// `e` with its FPIR operands that no instruction covers whole (their cheapest form is
+    /// their definition) written as their definitions, when it has any: an instruction or
+    /// strategy that fuses `e` with the operand's primitive form then applies. Arm's `mla`
+    /// takes `acc + widening_mul(a, b)` of mixed signs, which no widening instruction
+    /// covers (the product alone is a `mul` of the widened operands, the sum an `add`);
+    /// x86's pairwise multiply-adds read the products of a sum of widened taps.
     fn fpir_operands_defined(&mut self, e: &Expr) -> Option<Expr> {
-        if e.op().is_fpir() || !e.args().iter().any(is_vector_fpir) {
+        if e.op().is_fpir() || !e.args().iter().any(|a| self.defined.contains_key(&a.id())) {
             return None;
         }
         // Strategies that read sums of products as written (HVX's reduction multiplies)
@@ -580,7 +676,7 @@ impl<'r> Selector<'r> {
             .args()
             .iter()
             .map(|a| {
-                if is_vector_fpir(a) {
+                if self.defined.contains_key(&a.id()) {
                     super::cform::folded_definition_with(a, folder)
                 } else {
                     a.clone()
@@ -591,23 +687,75 @@ impl<'r> Selector<'r> {
         (out != *e).then_some(out)
     }
 
-    /// Selects a rule's right-hand side: its instructions stay, everything else is selected.
-    fn select_rhs(&mut self, e: &Expr) -> Selected {
-        let expr = self.select_rhs_expr(e);
+    /// Selects a rule's right-hand side: its instructions stay (and come from `origin`),
+    /// everything else is selected.
+    fn select_rhs(&mut self, e: &Expr, origin: Source) -> Selected {
+        let expr = self.select_rhs_expr(e, origin);
         Selected {
             cost: self.costs.cost(&expr),
             expr,
         }
     }
 
-    fn select_rhs_expr(&mut self, e: &Expr) -> Expr {
+    fn select_rhs_expr(&mut self, e: &Expr, origin: Source) -> Expr {
         match e.op() {
             Op::Instr(_) => {
-                let args: Vec<Expr> = e.args().iter().map(|a| self.select_rhs_expr(a)).collect();
-                e.with_args(args).expect("selection keeps types")
+                let args: Vec<Expr> = e
+                    .args()
+                    .iter()
+                    .map(|a| self.select_rhs_expr(a, origin))
+                    .collect();
+                let out = e.with_args(args).expect("selection keeps types");
+                self.record(&out, origin);
+                out
             }
-            _ => self.select(e).expr,
+            _ => {
+                // Instructions the right-hand side writes below ordinary operators (a
+                // shuffle of a multiply) are its own too, whatever selection makes of them.
+                let outer = self.context.replace(origin);
+                let out = self.select(e).expr;
+                self.context = outer;
+                out
+            }
         }
+    }
+
+    /// Remembers `origin` for the instruction node `n`, unless an earlier one is known.
+    fn record(&mut self, n: &Expr, origin: Source) {
+        let Op::Instr(instr) = n.op() else { return };
+        if self.origins.contains_key(&n.id()) {
+            return;
+        }
+        let origin = match origin {
+            Source::Rule(ri) => {
+                let origin = Origin::of_rule(&self.rules.rules[ri]);
+                if !self.rule_origins.contains_key(&instr.intrinsic) {
+                    self.rule_origins
+                        .insert(instr.intrinsic.clone(), origin.clone());
+                }
+                // A rule applied inside a strategy's proposal applies to the form the
+                // strategy made (pairs of taps, halves of a wide value).
+                match self.proposing {
+                    Some(name) => Origin::Through(Box::new(origin), name),
+                    None => origin,
+                }
+            }
+            Source::Strategy(name) => Origin::Strategy(name),
+            Source::Rebuilt(name) => match self.rule_origins.get(&instr.intrinsic) {
+                Some(origin) => Origin::Through(Box::new(origin.clone()), name),
+                None => Origin::Strategy(name),
+            },
+        };
+        self.origins.insert(n.id(), (n.clone(), origin));
+    }
+
+    /// The origins of the instructions in `selected`, in post-order: what `--explain`
+    /// reports. Instructions with no recorded origin were written by the caller.
+    pub fn origins_in(&self, selected: &Expr) -> Vec<(Expr, Origin)> {
+        crate::ir::visit::post_order(selected)
+            .into_iter()
+            .filter_map(|n| self.origins.get(&n.id()).cloned())
+            .collect()
     }
 
     /// Bounds used by predicates (exposed for reports).
