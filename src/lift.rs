@@ -116,10 +116,15 @@ pub fn eqsat_limits() -> crate::rewrite::eqsat::Limits {
         .unwrap_or_default()
 }
 
-/// Lifts `e` with the built-in rules and interval bounds by equality saturation.
-pub fn lift_eqsat(e: &Expr) -> Expr {
+/// Lifts `e` with the built-in rules and interval bounds by equality saturation, and says
+/// which extraction gave the result.
+pub fn lift_eqsat(e: &Expr) -> (Expr, crate::rewrite::eqsat::Extraction) {
     let rules = builtin_rules().expect("the built-in lifting rules load");
-    lift_with_engine(e, rules, EngineKind::Eqsat, &mut Intervals::new(), None)
+    let algebra = algebra_rules().expect("the built-in equalities load");
+    let (out, report) = EqSat::new(rules, Some(algebra))
+        .with_limits(eqsat_limits())
+        .run_with_report(&ready_to_lift(e), &mut Intervals::new());
+    (out, report.extraction)
 }
 
 /// The built-in lifting rules. An error here is a bug in the shipped rule file; tests keep
@@ -157,7 +162,7 @@ pub fn lift_with_engine(
     bounds: &mut dyn Bounds,
     trace: Option<&mut Vec<TraceEvent>>,
 ) -> Expr {
-    let e = fold_scalar_constants(&drop_noop_casts(&crate::ir::visit::inline_lets(e)));
+    let e = ready_to_lift(e);
     match engine {
         EngineKind::Greedy => Greedy::new(rules).run(&e, bounds, trace),
         EngineKind::Eqsat => {
@@ -167,6 +172,12 @@ pub fn lift_with_engine(
                 .run(&e, bounds, trace)
         }
     }
+}
+
+/// `e` with its `let`s inlined, casts that change nothing dropped and scalar constants
+/// folded: what either engine lifts.
+fn ready_to_lift(e: &Expr) -> Expr {
+    fold_scalar_constants(&drop_noop_casts(&crate::ir::visit::inline_lets(e)))
 }
 
 /// Evaluates scalar operations on constants (`shift_left((int64)1, (uint64)31)`, which

@@ -174,8 +174,9 @@ pub enum LiftedBy {
     /// The greedy engine's form, which the target's estimate preferred to equality
     /// saturation's (or saturation found nothing else).
     GreedyOverSaturated,
-    /// Equality saturation's form, cheaper on the target than greedy's.
-    Saturated,
+    /// Equality saturation's form, cheaper on the target than greedy's, and which
+    /// extraction gave it.
+    Saturated(crate::rewrite::eqsat::Extraction),
 }
 
 impl Lowered {
@@ -230,11 +231,11 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     // estimate is lower too.
     if crate::lift::engine() == crate::lift::EngineKind::Eqsat && !reads_sums {
         plain.lifted_by = LiftedBy::GreedyOverSaturated;
-        let saturated = crate::lift::lift_eqsat(e);
+        let (saturated, extraction) = crate::lift::lift_eqsat(e);
         if saturated != lifted {
             let mut alt = lower_from(e, saturated, backend, chunk_by_narrowest);
             if alt.cost() < plain.cost() {
-                alt.lifted_by = LiftedBy::Saturated;
+                alt.lifted_by = LiftedBy::Saturated(extraction);
                 plain = alt;
             }
         }
@@ -452,13 +453,20 @@ pub fn listing(l: &Lowered) -> String {
 /// and why.
 pub fn explain(l: &Lowered, target: &str) -> String {
     let mut s = String::new();
+    use crate::rewrite::eqsat::Extraction;
     let engine = match l.lifted_by {
         LiftedBy::Greedy => None,
         LiftedBy::GreedyOverSaturated => Some(
             "lifted by the greedy engine: equality saturation found no form the target's estimate prefers",
         ),
-        LiftedBy::Saturated => Some(
-            "lifted by equality saturation (extracted by the lifting cost), cheaper on this target than the greedy engine's form",
+        LiftedBy::Saturated(Extraction::Dag) => Some(
+            "lifted by equality saturation (extracted by the lifting cost with shared values paid once: the DAG-aware extractor), cheaper on this target than the greedy engine's form",
+        ),
+        LiftedBy::Saturated(Extraction::Tree) => Some(
+            "lifted by equality saturation (extracted by the lifting cost: egg's tree extractor, as cheap as the DAG-aware one), cheaper on this target than the greedy engine's form",
+        ),
+        LiftedBy::Saturated(Extraction::Greedy) => Some(
+            "lifted by the greedy engine's form, which equality saturation kept as its cheapest",
         ),
     };
     if let Some(engine) = engine {

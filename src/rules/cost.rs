@@ -123,6 +123,22 @@ pub fn pattern_cost(p: &Pat) -> Cost {
         .fold(Cost::default(), |a, b| a + b)
 }
 
+/// The DAG cost of `e`: each distinct node once, as a value computed once and read twice
+/// costs (equality saturation extracts by it).
+pub fn dag_cost(e: &Expr) -> Cost {
+    crate::ir::visit::post_order(e)
+        .iter()
+        .map(|n| {
+            op_cost(
+                n.op(),
+                n.ty().elem,
+                n.args().iter().map(|a| a.ty().elem),
+                n.ty().lanes,
+            )
+        })
+        .fold(Cost::default(), |a, b| a + b)
+}
+
 /// Tree costs of expressions, memoised by node (a shared sub-expression counts once per
 /// use, which is what makes the termination argument work).
 #[derive(Default)]

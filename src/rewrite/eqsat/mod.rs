@@ -17,12 +17,14 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+mod dag;
+
 use egg::{Analysis, CostFunction, DidMerge, EGraph, Extractor, Id, Language};
 
 use super::{Engine, Greedy, TraceEvent, build_rhs, predicate_holds};
 use crate::bounds::{Bounds, Interval, type_range};
 use crate::ir::{Expr, Op};
-use crate::rules::cost::{Cost, op_cost};
+use crate::rules::cost::{Cost, dag_cost, op_cost};
 use crate::rules::pattern::const_value;
 use crate::rules::{Binds, Inst, Pat, PatKind, Rule, RuleSet};
 use crate::types::Type;
@@ -97,10 +99,25 @@ pub struct Report {
     pub classes: usize,
     /// Why it stopped: `saturated`, `node limit`, `iteration limit` or `time limit`.
     pub stop: &'static str,
-    /// Cost of the greedy engine's result.
+    /// DAG cost (each distinct node once) of the greedy engine's result.
     pub greedy: Cost,
-    /// Cost of the extracted result (never above `greedy`).
+    /// DAG cost of the extracted result (never above `greedy`).
     pub extracted: Cost,
+    /// Which extraction gave the result.
+    pub extraction: Extraction,
+}
+
+/// Which extraction gave an equality-saturation result (`--explain` says).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Extraction {
+    /// egg's tree extractor (a shared sub-expression paid once per use): the fallback,
+    /// kept on ties.
+    #[default]
+    Tree,
+    /// The DAG-aware extractor (`dag.rs`): cheaper once sharing is paid once.
+    Dag,
+    /// Greedy's own form, where neither extraction found a cheaper DAG.
+    Greedy,
 }
 
 /// The equality-saturation engine: the rules of `rules` (each used left to right; a rule set
@@ -190,20 +207,35 @@ impl<'r> EqSat<'r> {
         }
         let root = graph.find(root);
         let kept = greedy_node_set(&graph, &greedy, &greedy_nodes);
-        let extractor = Extractor::new(
-            &graph,
-            LiftCost {
-                shapes: &graph.analysis.shapes,
-                kept: &kept,
-            },
-        );
-        let ((cost, _), best) = extractor.find_best(root);
-        let result = to_expr(&graph.analysis.shapes, &best);
+        let lift_cost = LiftCost {
+            shapes: &graph.analysis.shapes,
+            kept: &kept,
+        };
+        let (_, tree) = Extractor::new(&graph, &lift_cost).find_best(root);
+        let tree = to_expr(&graph.analysis.shapes, &tree);
+        let dag =
+            dag::extract(&graph, &lift_cost, root).map(|t| to_expr(&graph.analysis.shapes, &t));
+        // The form of least DAG cost among the DAG extractor's, the tree extractor's and
+        // greedy's (in that order of preference on ties after the tree's, which is what
+        // saturation gave before extraction knew of sharing).
+        let mut result = (tree, Extraction::Tree);
+        let mut cost = dag_cost(&result.0);
+        for (form, how) in dag
+            .map(|d| (d, Extraction::Dag))
+            .into_iter()
+            .chain([(greedy.clone(), Extraction::Greedy)])
+        {
+            let c = dag_cost(&form);
+            if c < cost {
+                (result, cost) = ((form, how), c);
+            }
+        }
         report.nodes = graph.total_number_of_nodes();
         report.classes = graph.number_of_classes();
-        report.greedy = crate::rules::cost::CostCache::new().cost(&greedy);
+        report.greedy = dag_cost(&greedy);
         report.extracted = cost;
-        (result, report)
+        report.extraction = result.1;
+        (result.0, report)
     }
 }
 
@@ -582,17 +614,24 @@ struct LiftCost<'a> {
     kept: &'a std::collections::HashSet<Node>,
 }
 
-impl CostFunction<Node> for LiftCost<'_> {
+impl LiftCost<'_> {
+    /// The cost of `node` alone (its operands not counted).
+    fn own(&self, node: &Node) -> (Cost, u32) {
+        (
+            self.shapes.cost(node.shape),
+            u32::from(!self.kept.contains(node)),
+        )
+    }
+}
+
+impl CostFunction<Node> for &LiftCost<'_> {
     type Cost = (Cost, u32);
 
     fn cost<C>(&mut self, node: &Node, mut costs: C) -> (Cost, u32)
     where
         C: FnMut(Id) -> (Cost, u32),
     {
-        let own = (
-            self.shapes.cost(node.shape),
-            u32::from(!self.kept.contains(node)),
-        );
+        let own = self.own(node);
         node.children.iter().fold(own, |(a, n), c| {
             let (b, m) = costs(*c);
             (a + b, n + m)
