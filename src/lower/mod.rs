@@ -485,9 +485,17 @@ pub fn explain(l: &Lowered, target: &str) -> String {
             continue;
         }
         // A conversion between types of one width, or a reinterpretation, only changes
-        // how lanes are read.
+        // how lanes are read; the low part of a register is the register (`vget_low`,
+        // `_mm256_castsi256_si128`): free in the cost model too.
         if matches!(n.op(), Op::Reinterpret)
             || matches!(n.op(), Op::Cast) && n.arg(0).ty().elem.bits() == t.elem.bits()
+            || matches!(
+                n.op(),
+                Op::Slice {
+                    start: 0,
+                    stride: 1
+                }
+            ) && t.total_bits() >= 64
         {
             continue;
         }
