@@ -371,7 +371,7 @@ pub struct Selector<'r> {
     costs: DagCosts,
     /// Where each instruction node built so far came from (`--explain`): the first rule or
     /// strategy whose candidate built it.
-    origins: IdMap<usize, (Expr, Origin)>,
+    origins: IdMap<usize, (Expr, Recorded)>,
     /// FPIR nodes whose cheapest form is their definition (no instruction or rule covers
     /// them whole): the operands selection also tries to see through.
     defined: IdMap<usize, Expr>,
@@ -382,9 +382,10 @@ pub struct Selector<'r> {
     /// side or a strategy's proposal (an instruction written below an ordinary operator
     /// is theirs).
     context: Option<Source>,
-    /// The first rule origin of each instruction (by intrinsic): an instruction that a
-    /// strategy rebuilt over other operands is explained by it.
-    rule_origins: HashMap<String, Origin>,
+    /// The first rule that built each instruction (by the instruction's address in the
+    /// target's table): an instruction that a strategy rebuilt over other operands is
+    /// explained by it.
+    rule_origins: IdMap<usize, usize>,
 }
 
 /// What put an instruction into a selection (`harrow compile --explain`).
@@ -405,6 +406,18 @@ pub enum Origin {
     /// a wide value), or chose elsewhere and the strategy rebuilt over other operands
     /// (sinking shuffles).
     Through(Box<Origin>, &'static str),
+}
+
+/// What [`Selector::record`] keeps of an origin: indices and names, spelled out as an
+/// [`Origin`] only for the instructions of the final selection.
+#[derive(Clone, Copy, Debug)]
+enum Recorded {
+    /// The rule of this index.
+    Rule(usize),
+    /// The rule of this index, inside the named strategy's proposal.
+    RuleThrough(usize, &'static str),
+    /// The named strategy.
+    Strategy(&'static str),
 }
 
 /// An [`Origin`] before it is spelled out (selection records many more candidates than
@@ -466,7 +479,7 @@ impl<'r> Selector<'r> {
             defined: IdMap::default(),
             proposing: None,
             context: None,
-            rule_origins: HashMap::new(),
+            rule_origins: IdMap::default(),
         }
     }
 
@@ -578,8 +591,7 @@ impl<'r> Selector<'r> {
         // An instruction given to selection keeps the origin of the node it was given as
         // (a rule's right-hand side wrote it), or is a strategy's (its proposal wrote it).
         if matches!(expr.op(), Op::Instr(_)) && !self.origins.contains_key(&expr.id()) {
-            if let Some((_, origin)) = self.origins.get(&e.id()) {
-                let origin = origin.clone();
+            if let Some(&(_, origin)) = self.origins.get(&e.id()) {
                 self.origins.insert(expr.id(), (expr.clone(), origin));
             } else if let Some(source) = self.context {
                 self.record(&expr, source);
@@ -721,40 +733,47 @@ impl<'r> Selector<'r> {
     }
 
     /// Remembers `origin` for the instruction node `n`, unless an earlier one is known.
+    /// Selection builds far more candidates than it keeps, so this stays cheap: what is
+    /// recorded is indices and names, spelled out by [`Selector::origins_in`].
     fn record(&mut self, n: &Expr, origin: Source) {
         let Op::Instr(instr) = n.op() else { return };
         if self.origins.contains_key(&n.id()) {
             return;
         }
-        let origin = match origin {
+        let instr = Arc::as_ptr(instr) as usize;
+        let recorded = match origin {
             Source::Rule(ri) => {
-                let origin = Origin::of_rule(&self.rules.rules[ri]);
-                if !self.rule_origins.contains_key(&instr.intrinsic) {
-                    self.rule_origins
-                        .insert(instr.intrinsic.clone(), origin.clone());
-                }
+                self.rule_origins.entry(instr).or_insert(ri);
                 // A rule applied inside a strategy's proposal applies to the form the
                 // strategy made (pairs of taps, halves of a wide value).
                 match self.proposing {
-                    Some(name) => Origin::Through(Box::new(origin), name),
-                    None => origin,
+                    Some(name) => Recorded::RuleThrough(ri, name),
+                    None => Recorded::Rule(ri),
                 }
             }
-            Source::Strategy(name) => Origin::Strategy(name),
-            Source::Rebuilt(name) => match self.rule_origins.get(&instr.intrinsic) {
-                Some(origin) => Origin::Through(Box::new(origin.clone()), name),
-                None => Origin::Strategy(name),
+            Source::Strategy(name) => Recorded::Strategy(name),
+            Source::Rebuilt(name) => match self.rule_origins.get(&instr) {
+                Some(&ri) => Recorded::RuleThrough(ri, name),
+                None => Recorded::Strategy(name),
             },
         };
-        self.origins.insert(n.id(), (n.clone(), origin));
+        self.origins.insert(n.id(), (n.clone(), recorded));
     }
 
     /// The origins of the instructions in `selected`, in post-order: what `--explain`
     /// reports. Instructions with no recorded origin were written by the caller.
     pub fn origins_in(&self, selected: &Expr) -> Vec<(Expr, Origin)> {
+        let rule = |ri: usize| Origin::of_rule(&self.rules.rules[ri]);
         crate::ir::visit::post_order(selected)
             .into_iter()
-            .filter_map(|n| self.origins.get(&n.id()).cloned())
+            .filter_map(|n| {
+                let origin = match self.origins.get(&n.id())?.1 {
+                    Recorded::Rule(ri) => rule(ri),
+                    Recorded::RuleThrough(ri, name) => Origin::Through(Box::new(rule(ri)), name),
+                    Recorded::Strategy(name) => Origin::Strategy(name),
+                };
+                Some((n, origin))
+            })
             .collect()
     }
 
