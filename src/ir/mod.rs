@@ -105,6 +105,31 @@ impl Hasher for StableHasher {
             self.0 = self.0.wrapping_mul(0x100000001b3);
         }
     }
+    // Whole words in one step: interning hashes every node built (most of it operand
+    // hashes and discriminants), and a byte at a time was most of interning's time.
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0 ^ v).wrapping_mul(0x100000001b3);
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u16(&mut self, v: u16) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u8(&mut self, v: u8) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+    fn write_i128(&mut self, v: i128) {
+        self.write_u64(v as u64);
+        self.write_u64((v >> 64) as u64);
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.write_u64(v as u64);
+        self.write_u64((v >> 64) as u64);
+    }
 }
 
 fn structural_hash(op: &Op, ty: Type, args: &[Expr]) -> u64 {
