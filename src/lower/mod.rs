@@ -18,6 +18,7 @@ pub mod linear;
 pub mod macc;
 pub mod natural;
 pub mod neighbours;
+pub mod origin;
 mod pairs;
 pub mod parity;
 pub mod parts;

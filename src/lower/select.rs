@@ -24,6 +24,9 @@ use crate::ir::{Expr, Op};
 use crate::rules::RuleSet;
 use crate::util::idhash::{IdMap, IdSet};
 
+pub use super::origin::Origin;
+use super::origin::{Origins, Source};
+
 /// What selection produced for one node.
 #[derive(Clone, Debug)]
 pub struct Selected {
@@ -371,7 +374,7 @@ pub struct Selector<'r> {
     costs: DagCosts,
     /// Where each instruction node built so far came from (`--explain`): the first rule or
     /// strategy whose candidate built it.
-    origins: IdMap<usize, (Expr, Recorded)>,
+    origins: Origins,
     /// FPIR nodes whose cheapest form is their definition (no instruction or rule covers
     /// them whole): the operands selection also tries to see through.
     defined: IdMap<usize, Expr>,
@@ -382,81 +385,6 @@ pub struct Selector<'r> {
     /// side or a strategy's proposal (an instruction written below an ordinary operator
     /// is theirs).
     context: Option<Source>,
-    /// The first rule that built each instruction (by the instruction's address in the
-    /// target's table): an instruction that a strategy rebuilt over other operands is
-    /// explained by it.
-    rule_origins: IdMap<usize, usize>,
-}
-
-/// What put an instruction into a selection (`harrow compile --explain`).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Origin {
-    /// A lowering rule (hand-written or synthesized), by name and place.
-    Rule {
-        /// The rule's name.
-        name: String,
-        /// `file:line` of the rule.
-        at: String,
-    },
-    /// The instruction's own semantics, read as a rule (`file:line` of its description).
-    Semantics(String),
-    /// A selection strategy, by name.
-    Strategy(&'static str),
-    /// An instruction a rule chose in the form a strategy made (pairs of taps, halves of
-    /// a wide value), or chose elsewhere and the strategy rebuilt over other operands
-    /// (sinking shuffles).
-    Through(Box<Origin>, &'static str),
-}
-
-/// What [`Selector::record`] keeps of an origin: indices and names, spelled out as an
-/// [`Origin`] only for the instructions of the final selection.
-#[derive(Clone, Copy, Debug)]
-enum Recorded {
-    /// The rule of this index.
-    Rule(usize),
-    /// The rule of this index, inside the named strategy's proposal.
-    RuleThrough(usize, &'static str),
-    /// The named strategy.
-    Strategy(&'static str),
-}
-
-/// An [`Origin`] before it is spelled out (selection records many more candidates than
-/// it keeps).
-#[derive(Clone, Copy, Debug)]
-enum Source {
-    /// The rule of this index in the rule set.
-    Rule(usize),
-    /// The strategy of this name, which built the instruction.
-    Strategy(&'static str),
-    /// The strategy of this name, which rebuilt an instruction over other operands.
-    Rebuilt(&'static str),
-}
-
-impl std::fmt::Display for Origin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Origin::Rule { name, at } => write!(f, "rule `{name}` ({at})"),
-            Origin::Semantics(at) => write!(f, "its semantics ({at})"),
-            Origin::Strategy(name) => write!(f, "strategy `{name}`"),
-            Origin::Through(origin, name) => write!(f, "{origin}, through strategy `{name}`"),
-        }
-    }
-}
-
-impl Origin {
-    /// The origin of instructions built by `rule`'s right-hand side.
-    fn of_rule(rule: &crate::rules::Rule) -> Origin {
-        let d = &rule.decl;
-        let at = format!("{}:{}", d.src.name, d.line);
-        if d.src.name.ends_with(".isa") {
-            Origin::Semantics(at)
-        } else {
-            Origin::Rule {
-                name: d.name.clone(),
-                at,
-            }
-        }
-    }
 }
 
 impl<'r> Selector<'r> {
@@ -475,11 +403,10 @@ impl<'r> Selector<'r> {
             inner_sums: IdMap::default(),
             costs: DagCosts::new(register_bits, false),
             validation: None,
-            origins: IdMap::default(),
+            origins: Origins::default(),
             defined: IdMap::default(),
             proposing: None,
             context: None,
-            rule_origins: IdMap::default(),
         }
     }
 
@@ -590,12 +517,11 @@ impl<'r> Selector<'r> {
             .expect("selection keeps types");
         // An instruction given to selection keeps the origin of the node it was given as
         // (a rule's right-hand side wrote it), or is a strategy's (its proposal wrote it).
-        if matches!(expr.op(), Op::Instr(_)) && !self.origins.contains_key(&expr.id()) {
-            if let Some(&(_, origin)) = self.origins.get(&e.id()) {
-                self.origins.insert(expr.id(), (expr.clone(), origin));
-            } else if let Some(source) = self.context {
-                self.record(&expr, source);
-            }
+        if matches!(expr.op(), Op::Instr(_))
+            && !self.origins.inherit(e, &expr)
+            && let Some(source) = self.context
+        {
+            self.record(&expr, source);
         }
         let mut best = Selected {
             cost: self.costs.cost(&expr),
@@ -733,48 +659,14 @@ impl<'r> Selector<'r> {
     }
 
     /// Remembers `origin` for the instruction node `n`, unless an earlier one is known.
-    /// Selection builds far more candidates than it keeps, so this stays cheap: what is
-    /// recorded is indices and names, spelled out by [`Selector::origins_in`].
     fn record(&mut self, n: &Expr, origin: Source) {
-        let Op::Instr(instr) = n.op() else { return };
-        if self.origins.contains_key(&n.id()) {
-            return;
-        }
-        let instr = Arc::as_ptr(instr) as usize;
-        let recorded = match origin {
-            Source::Rule(ri) => {
-                self.rule_origins.entry(instr).or_insert(ri);
-                // A rule applied inside a strategy's proposal applies to the form the
-                // strategy made (pairs of taps, halves of a wide value).
-                match self.proposing {
-                    Some(name) => Recorded::RuleThrough(ri, name),
-                    None => Recorded::Rule(ri),
-                }
-            }
-            Source::Strategy(name) => Recorded::Strategy(name),
-            Source::Rebuilt(name) => match self.rule_origins.get(&instr) {
-                Some(&ri) => Recorded::RuleThrough(ri, name),
-                None => Recorded::Strategy(name),
-            },
-        };
-        self.origins.insert(n.id(), (n.clone(), recorded));
+        self.origins.record(n, origin, self.proposing);
     }
 
     /// The origins of the instructions in `selected`, in post-order: what `--explain`
     /// reports. Instructions with no recorded origin were written by the caller.
     pub fn origins_in(&self, selected: &Expr) -> Vec<(Expr, Origin)> {
-        let rule = |ri: usize| Origin::of_rule(&self.rules.rules[ri]);
-        crate::ir::visit::post_order(selected)
-            .into_iter()
-            .filter_map(|n| {
-                let origin = match self.origins.get(&n.id())?.1 {
-                    Recorded::Rule(ri) => rule(ri),
-                    Recorded::RuleThrough(ri, name) => Origin::Through(Box::new(rule(ri)), name),
-                    Recorded::Strategy(name) => Origin::Strategy(name),
-                };
-                Some((n, origin))
-            })
-            .collect()
+        self.origins.spelled(selected, self.rules)
     }
 
     /// Bounds used by predicates (exposed for reports).
