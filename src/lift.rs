@@ -120,10 +120,7 @@ pub fn eqsat_limits() -> crate::rewrite::eqsat::Limits {
 /// which extraction gave the result.
 pub fn lift_eqsat(e: &Expr) -> (Expr, crate::rewrite::eqsat::Extraction) {
     let rules = builtin_rules().expect("the built-in lifting rules load");
-    let algebra = algebra_rules().expect("the built-in equalities load");
-    let (out, report) = EqSat::new(rules, Some(algebra))
-        .with_limits(eqsat_limits())
-        .run_with_report(&ready_to_lift(e), &mut Intervals::new());
+    let (out, report) = saturation(rules).run_with_report(&ready_to_lift(e), &mut Intervals::new());
     (out, report.extraction)
 }
 
@@ -165,13 +162,15 @@ pub fn lift_with_engine(
     let e = ready_to_lift(e);
     match engine {
         EngineKind::Greedy => Greedy::new(rules).run(&e, bounds, trace),
-        EngineKind::Eqsat => {
-            let algebra = algebra_rules().expect("the built-in equalities load");
-            EqSat::new(rules, Some(algebra))
-                .with_limits(eqsat_limits())
-                .run(&e, bounds, trace)
-        }
+        EngineKind::Eqsat => saturation(rules).run(&e, bounds, trace),
     }
+}
+
+/// The equality-saturation engine over `rules` and the built-in equalities, with the
+/// process's limits (`--eqsat-limit`).
+fn saturation(rules: &RuleSet) -> EqSat<'_> {
+    let algebra = algebra_rules().expect("the built-in equalities load");
+    EqSat::new(rules, Some(algebra)).with_limits(eqsat_limits())
 }
 
 /// `e` with its `let`s inlined, casts that change nothing dropped and scalar constants

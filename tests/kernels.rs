@@ -628,16 +628,22 @@ fn strided_byte_triples_fill_a_register() {
 /// each high half for `smlal` (12 `vget_high` more per vector; 0.87x clang -O3 before).
 #[test]
 fn high_halves_multiply_by_splats_with_smlal2() {
-    let k = kernel_of(
+    let ir = arm_listing_at_16_lanes(
         "input in0: i8[2]\ninput in1: i8[2]\nrdom k = 0..12\noutput out(x, y): u16 = sum(k, u16(in0(k, y)) * u16(in1(x, k)))\n",
     );
-    let arm = harrow::targets::backend("arm-neon").unwrap();
-    let c = kernel::codegen::compile_best(&k, &arm, Some(16));
-    let ir = harrow::lower::listing(&c.body);
     assert!(ir.matches("vmlal_high_s8").count() >= 11, "{ir}");
     assert!(!ir.contains("vget_high_s8"), "{ir}");
+}
+
+/// The listing of the body of the kernel `text` on arm-neon at 16 lanes, after checking
+/// that the kernel's C runs correctly.
+fn arm_listing_at_16_lanes(text: &str) -> String {
+    let k = kernel_of(text);
+    let arm = harrow::targets::backend("arm-neon").unwrap();
     let b = kernel::c_file::build(&k, &arm, Some(16));
     assert_runs_correctly(&k, &arm, &b.c, b.lanes, &[37, 5]);
+    let c = kernel::codegen::compile_best(&k, &arm, Some(16));
+    harrow::lower::listing(&c.body)
 }
 
 /// A sum of byte products of mixed signs on Arm (a `u8` weight times an `i8` row, in
@@ -646,16 +652,11 @@ fn high_halves_multiply_by_splats_with_smlal2() {
 /// `mla` instead of a `mul` and an `add` per tap (0.88x clang -O3 before, 1.03x after).
 #[test]
 fn mixed_sign_products_accumulate_with_mla() {
-    let k = kernel_of(
+    let ir = arm_listing_at_16_lanes(
         "input in0: u8[2]\ninput in1: i8[2]\nrdom k = 0..6\noutput out(x, y): i16 = sum(k, i16(in0(k, y)) * i16(in1(x, k)))\n",
     );
-    let arm = harrow::targets::backend("arm-neon").unwrap();
-    let c = kernel::codegen::compile_best(&k, &arm, Some(16));
-    let ir = harrow::lower::listing(&c.body);
     assert!(ir.matches("vmlaq_s16").count() >= 10, "{ir}");
     assert!(ir.matches("vaddq_s16").count() <= 1, "{ir}");
-    let b = kernel::c_file::build(&k, &arm, Some(16));
-    assert_runs_correctly(&k, &arm, &b.c, b.lanes, &[37, 5]);
 }
 
 /// `--explain` can say where every instruction of a selection came from: each one in the

@@ -199,13 +199,6 @@ fn vector_cost(e: &harrow::ir::Expr) -> harrow::rules::cost::Cost {
     harrow::ir::visit::post_order(e)
         .iter()
         .filter(|n| !n.ty().is_scalar())
-        .map(|n| {
-            harrow::rules::cost::op_cost(
-                n.op(),
-                n.ty().elem,
-                n.args().iter().map(|a| a.ty().elem),
-                n.ty().lanes,
-            )
-        })
+        .map(harrow::rules::cost::node_cost)
         .fold(Default::default(), |a, b| a + b)
 }

@@ -449,9 +449,10 @@ pub fn listing(l: &Lowered) -> String {
     s
 }
 
-/// `harrow compile --explain`: a line for every vector node no instruction covers, saying
-/// how the emitter writes it (whole-vector C that clang selects for, or a loop over lanes)
-/// and why.
+/// `harrow compile --explain`: which lifting engine's form `l` holds (under `--engine
+/// eqsat`), where each instruction came from, and a line for every vector node no
+/// instruction covers, saying how the emitter writes it (whole-vector C that clang selects
+/// for, or a loop over lanes) and why.
 pub fn explain(l: &Lowered, target: &str) -> String {
     let mut s = String::new();
     use crate::rewrite::eqsat::Extraction;

@@ -123,19 +123,22 @@ pub fn pattern_cost(p: &Pat) -> Cost {
         .fold(Cost::default(), |a, b| a + b)
 }
 
+/// The cost of the node `e` alone (its operands not included).
+pub fn node_cost(e: &Expr) -> Cost {
+    op_cost(
+        e.op(),
+        e.ty().elem,
+        e.args().iter().map(|a| a.ty().elem),
+        e.ty().lanes,
+    )
+}
+
 /// The DAG cost of `e`: each distinct node once, as a value computed once and read twice
 /// costs (equality saturation extracts by it).
 pub fn dag_cost(e: &Expr) -> Cost {
     crate::ir::visit::post_order(e)
         .iter()
-        .map(|n| {
-            op_cost(
-                n.op(),
-                n.ty().elem,
-                n.args().iter().map(|a| a.ty().elem),
-                n.ty().lanes,
-            )
-        })
+        .map(node_cost)
         .fold(Cost::default(), |a, b| a + b)
 }
 
@@ -157,12 +160,7 @@ impl CostCache {
         if let Some((_, c)) = self.memo.get(&e.id()) {
             return *c;
         }
-        let mut total = op_cost(
-            e.op(),
-            e.ty().elem,
-            e.args().iter().map(|a| a.ty().elem),
-            e.ty().lanes,
-        );
+        let mut total = node_cost(e);
         for a in e.args() {
             total = total + self.cost(a);
         }

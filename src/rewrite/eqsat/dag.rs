@@ -5,7 +5,7 @@
 //! computes two different values. This extractor chooses, per class, the node whose DAG
 //! (the set of classes it needs, each at its chosen node's own cost) is cheapest, by
 //! repeated passes until no choice changes (the greedy DAG heuristic; exact DAG extraction
-//! is NP-hard). The caller keeps whichever of its result and the tree extractor's has the
+//! is NP-hard), then improves the whole form by local search, one class at a time. The caller keeps whichever of its result and the tree extractor's has the
 //! lower DAG cost, and greedy's form where that is lower still, so it is never worse than
 //! either.
 
@@ -31,8 +31,8 @@ struct Needs {
 /// passes stop as soon as one changes nothing; a few suffice in practice).
 const MAX_PASSES: usize = 32;
 
-/// The cheapest form of `root`'s class under DAG cost, or `None` when no member of it can
-/// be built without a cycle.
+/// A cheap form of `root`'s class under DAG cost, or `None` when the choices cannot build
+/// one without a cycle (the caller keeps the tree extractor's then).
 pub(super) fn extract(
     graph: &EGraph<Node, Facts<'_>>,
     cost: &LiftCost<'_>,
@@ -68,7 +68,7 @@ pub(super) fn extract(
     }
     let mut choice: HashMap<Id, usize> = best.iter().map(|(c, (k, _))| (*c, *k)).collect();
     improve(graph, cost, root, &mut choice);
-    Some(build(graph, &choice, root))
+    build(graph, &choice, root)
 }
 
 /// Local search over the whole form: each pass tries, for every class the form needs,
@@ -213,31 +213,23 @@ fn node_needs(
     })
 }
 
-/// The chosen form of `root`, each class built once (operands shared, not copied).
-fn build(graph: &EGraph<Node, Facts<'_>>, choice: &HashMap<Id, usize>, root: Id) -> RecExpr<Node> {
+/// The chosen form of `root`, each class built once (operands shared, not copied), or
+/// `None` if the choices make a cycle.
+fn build(
+    graph: &EGraph<Node, Facts<'_>>,
+    choice: &HashMap<Id, usize>,
+    root: Id,
+) -> Option<RecExpr<Node>> {
     let mut out = RecExpr::default();
     let mut built: HashMap<Id, Id> = HashMap::new();
-    // Explicit stack: extracted forms nest as deeply as the expressions they come from.
-    let mut stack = vec![(root, false)];
-    while let Some((class, expanded)) = stack.pop() {
-        if built.contains_key(&class) {
-            continue;
+    for class in reachable(graph, root, choice)? {
+        let mut n = graph[class].nodes[choice[&class]].clone();
+        for c in n.children.iter_mut() {
+            *c = built[&graph.find(*c)];
         }
-        let node = &graph[class].nodes[choice[&class]];
-        if expanded {
-            let mut n = node.clone();
-            for c in n.children.iter_mut() {
-                *c = built[&graph.find(*c)];
-            }
-            built.insert(class, out.add(n));
-        } else {
-            stack.push((class, true));
-            for c in node.children.iter().rev() {
-                stack.push((graph.find(*c), false));
-            }
-        }
+        built.insert(class, out.add(n));
     }
-    out
+    Some(out)
 }
 
 #[cfg(test)]

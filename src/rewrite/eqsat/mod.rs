@@ -24,7 +24,7 @@ use egg::{Analysis, CostFunction, DidMerge, EGraph, Extractor, Id, Language};
 use super::{Engine, Greedy, TraceEvent, build_rhs, predicate_holds};
 use crate::bounds::{Bounds, Interval, type_range};
 use crate::ir::{Expr, Op};
-use crate::rules::cost::{Cost, dag_cost, op_cost};
+use crate::rules::cost::{Cost, dag_cost, node_cost};
 use crate::rules::pattern::const_value;
 use crate::rules::{Binds, Inst, Pat, PatKind, Rule, RuleSet};
 use crate::types::Type;
@@ -313,13 +313,7 @@ impl Shapes {
 
     /// The lifting cost of one node of `shape` (operands not included).
     fn cost(&self, shape: u32) -> Cost {
-        let e = self.exemplar(shape);
-        op_cost(
-            e.op(),
-            e.ty().elem,
-            e.args().iter().map(|a| a.ty().elem),
-            e.ty().lanes,
-        )
+        node_cost(self.exemplar(shape))
     }
 }
 
