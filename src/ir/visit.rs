@@ -183,8 +183,18 @@ fn inline_rec(e: &Expr, memo: &mut HashMap<usize, Expr>) -> Expr {
 
 /// True if any node in the DAG satisfies `pred` (which should not have side effects:
 /// the search stops at the first node that does, in no particular order).
-pub fn any_node(root: &Expr, mut pred: impl FnMut(&Expr) -> bool) -> bool {
-    let mut seen = crate::util::idhash::IdSet::default();
+pub fn any_node(root: &Expr, pred: impl FnMut(&Expr) -> bool) -> bool {
+    any_node_above(root, &crate::util::idhash::IdSet::default(), pred)
+}
+
+/// Whether `pred` holds for a node of `root`'s DAG, not counting the nodes in `stop` and
+/// what lies below them (a definition over its operands: what they compute is theirs).
+pub fn any_node_above(
+    root: &Expr,
+    stop: &crate::util::idhash::IdSet<usize>,
+    mut pred: impl FnMut(&Expr) -> bool,
+) -> bool {
+    let mut seen = stop.clone();
     let mut stack = vec![root.clone()];
     while let Some(e) = stack.pop() {
         if !seen.insert(e.id()) {

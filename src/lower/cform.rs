@@ -132,17 +132,18 @@ pub fn lane_loop_reason_with(e: &Expr, folder: &mut SplatFolder) -> Option<&'sta
                 return None;
             }
             let def = folded_definition_with(e, folder);
+            // The operands are leaves of the definition: how they are written is theirs.
+            let leaves: IdSet<usize> = e.args().iter().map(|a| a.id()).collect();
             // Neon and AVX2 have no 64-bit lane multiply: written as vector code the
             // product is scalarized, while clang turns the lane loop into widening
             // multiplies (smull, vpmuldq).
-            if crate::ir::visit::any_node(&def, |n| {
+            if crate::ir::visit::any_node_above(&def, &leaves, |n| {
                 matches!(n.op(), Op::Mul) && !n.ty().is_scalar() && n.ty().elem.bits() == 64
             }) {
                 return Some(
                     "a 64-bit lane product (clang vectorizes the loop with widening multiplies)",
                 );
             }
-            let leaves: IdSet<usize> = e.args().iter().map(|a| a.id()).collect();
             definition_reason(&def, &leaves, &mut IdSet::default(), folder)
         }
         _ => Some("no vector form in C"),

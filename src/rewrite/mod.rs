@@ -87,6 +87,9 @@ pub fn build_rhs(inst: &Inst, b: &Binds, lanes: u32) -> Option<Expr> {
 /// Applies one rule instantiation at the root of `e`: the right-hand side when the left-hand
 /// side matches, the predicate holds and every computed constant has a value.
 pub fn apply(rule: &Rule, inst: &Inst, e: &Expr, bounds: &mut dyn Bounds) -> Option<Expr> {
+    if !inst.lhs.has_shape(e) {
+        return None;
+    }
     let mut b = Binds::new(rule.vars.len());
     if !inst.lhs.matches(e, &mut b) || !predicate_holds(rule, inst, &b, bounds) {
         return None;

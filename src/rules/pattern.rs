@@ -107,6 +107,48 @@ impl Pat {
         self.matches_in(e, b, true)
     }
 
+    /// Whether `e` has this pattern's shape: operators, types and literals, ignoring that a
+    /// variable or wildcard used twice must bind equal values. Allocates nothing, so
+    /// selection can rule out the many candidate rules that do not match (most of those
+    /// tried) before binding anything; whatever matches has the shape.
+    pub fn has_shape(&self, e: &Expr) -> bool {
+        self.has_shape_in(e, true)
+    }
+
+    fn has_shape_in(&self, e: &Expr, splat_parts: bool) -> bool {
+        let constant = matches!(self.kind, PatKind::Wild(_) | PatKind::Lit(_));
+        if !constant && e.ty().elem != self.elem {
+            return false;
+        }
+        if self.lanes.is_some_and(|l| l != e.ty().lanes) {
+            return false;
+        }
+        match &self.kind {
+            PatKind::Var(_) => true,
+            PatKind::Wild(_) => const_value(e, self.elem).is_some(),
+            PatKind::Lit(v) => const_value(e, self.elem) == Some(*v),
+            PatKind::Computed(_) => false,
+            PatKind::Op(op, args) => {
+                if splat_parts && let Some(whole) = slice_of_splat(op, args, e) {
+                    return args[0].has_shape(&whole);
+                }
+                let splat_parts = !matches!(op, Op::Interleave | Op::Concat | Op::Shuffle(_));
+                if e.op() != op || e.args().len() != args.len() {
+                    return false;
+                }
+                let in_order = args
+                    .iter()
+                    .zip(e.args())
+                    .all(|(p, x)| p.has_shape_in(x, splat_parts));
+                in_order
+                    || (op.is_commutative()
+                        && args.len() == 2
+                        && args[0].has_shape_in(e.arg(1), splat_parts)
+                        && args[1].has_shape_in(e.arg(0), splat_parts))
+            }
+        }
+    }
+
     /// [`Pat::matches`]; `splat_parts` says whether a high part of a wider register may
     /// match a splat (`slice_of_splat`): not under a data-movement operator, whose
     /// generic form clang writes better for splats (an interleave of two byte splats is
@@ -371,4 +413,56 @@ pub fn from_expr(
         }
     };
     Ok(Pat { kind, elem, lanes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `has_shape` is the cheap filter selection runs before `matches`: it must hold
+    /// wherever a match does, and it must rule out candidates (else it filters nothing).
+    /// Checked over the left-hand side of every builtin lifting rule, built as an
+    /// expression, against every rule indexed under its root.
+    #[test]
+    fn every_match_has_the_shape_and_the_shape_rules_out_candidates() {
+        let rules = crate::lift::builtin_rules().unwrap_or_else(|d| panic!("{d}"));
+        let mut exprs = Vec::new();
+        for rule in &rules.rules {
+            for inst in &rule.insts {
+                let mut b = Binds::new(inst.vars.len());
+                for (i, elem) in inst.vars.iter().enumerate() {
+                    b.vars[i] = Some(Expr::var(format!("v{i}").as_str(), Type::vec(*elem, 8)));
+                }
+                b.wilds = inst.lhs.wildcards().into_iter().map(|w| (w, 1)).collect();
+                if let Some(e) = inst.lhs.build(8, &b, &mut |_| Some(1)) {
+                    exprs.push(e);
+                }
+            }
+        }
+        let (mut matched, mut ruled_out) = (0, 0);
+        for e in &exprs {
+            for &(ri, ii) in rules.candidates(e) {
+                let inst = &rules.rules[ri].insts[ii];
+                let m = inst.lhs.matches(e, &mut Binds::new(inst.vars.len()));
+                let shaped = inst.lhs.has_shape(e);
+                assert!(
+                    shaped || !m,
+                    "{} matches {e} without its shape",
+                    rules.rules[ri].decl.name
+                );
+                matched += usize::from(m);
+                ruled_out += usize::from(!shaped);
+            }
+        }
+        assert!(
+            matched >= exprs.len() / 2,
+            "{matched} matches of {}",
+            exprs.len()
+        );
+        assert!(ruled_out > 0, "the shape ruled out no candidate");
+        println!(
+            "{} expressions, {matched} matches, {ruled_out} ruled out",
+            exprs.len()
+        );
+    }
 }
