@@ -203,7 +203,10 @@ impl Lowered {
 pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     let by_narrowest = backend.target.chunk_by_narrowest();
     let lifted = crate::lift::lift(e);
-    let mut plain = lower_from(e, lifted.clone(), backend, by_narrowest);
+    // The forms below (as lifted, saturated, factored) share most sub-expressions: those
+    // lowered at the same chunking share one selection's memo.
+    let mut shared = None;
+    let mut plain = lower_shared(e, lifted.clone(), backend, by_narrowest, &mut shared);
     let mut chunk_by_narrowest = by_narrowest;
     // Targets that split wide values may also take chunks a register of the narrowest
     // type: a strided byte load is then one wide load deinterleaved (which clang turns into
@@ -217,7 +220,7 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
         probe.chunk_lanes != plain.prepared.chunk_lanes && probe.chunk_lanes <= probe.lanes
     };
     if worth_trying {
-        let wide = lower_from(e, lifted.clone(), backend, true);
+        let wide = lower_shared(e, lifted.clone(), backend, true, &mut None);
         if wide.cost() < plain.cost() {
             plain = wide;
             chunk_by_narrowest = true;
@@ -234,7 +237,7 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
         plain.lifted_by = LiftedBy::GreedyOverSaturated;
         let (saturated, extraction) = crate::lift::lift_eqsat(e);
         if saturated != lifted {
-            let mut alt = lower_from(e, saturated, backend, chunk_by_narrowest);
+            let mut alt = lower_shared(e, saturated, backend, chunk_by_narrowest, &mut shared);
             if alt.cost() < plain.cost() {
                 alt.lifted_by = LiftedBy::Saturated(extraction);
                 plain = alt;
@@ -248,7 +251,13 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     if factored == *e {
         return plain;
     }
-    let mut alt = lower_from(e, crate::lift::lift(&factored), backend, chunk_by_narrowest);
+    let mut alt = lower_shared(
+        e,
+        crate::lift::lift(&factored),
+        backend,
+        chunk_by_narrowest,
+        &mut shared,
+    );
     if alt.cost() < plain.cost() {
         if plain.lifted_by != LiftedBy::Greedy {
             alt.lifted_by = LiftedBy::GreedyOverSaturated;
@@ -266,6 +275,33 @@ pub fn lower_unlifted(e: &Expr, backend: &Backend) -> Lowered {
 }
 
 fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> Lowered {
+    lower_shared(e, lifted, backend, by_narrowest, &mut None)
+}
+
+/// A chunk's variables (with their types) and buffers (with their element types).
+type ChunkInputs = (
+    std::collections::BTreeMap<crate::ir::Sym, crate::types::Type>,
+    std::collections::BTreeMap<crate::ir::Sym, crate::types::Elem>,
+);
+
+/// A selection kept for the next form of the same expression: what it was made for (the
+/// chunk's index range, its variables and buffers, which fix the bounds and the
+/// validation inputs) and the selector with its memo.
+struct SharedSelection<'b> {
+    at: Option<(i128, i128)>,
+    inputs: ChunkInputs,
+    selector: select::Selector<'b>,
+}
+
+/// [`lower_from`], selecting with the selector in `shared` when it was made for the same
+/// bounds and inputs (and leaving its own there).
+fn lower_shared<'b>(
+    e: &Expr,
+    lifted: Expr,
+    backend: &'b Backend,
+    by_narrowest: bool,
+    shared: &mut Option<SharedSelection<'b>>,
+) -> Lowered {
     let prepared = prepare::prepare_with(
         &lifted,
         backend.target.register_bits(),
@@ -281,7 +317,25 @@ fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> 
         bounds.var_facts.insert(prepare::CHUNK_VAR.into(), range);
     }
     let (s, origins) = backend.selections.get_or_select(&prepared.chunk, at, || {
-        let mut sel = selector(backend, bounds, &prepared.chunk);
+        let inputs = (
+            crate::ir::visit::free_vars(&prepared.chunk)
+                .into_iter()
+                .collect(),
+            crate::ir::visit::buffers(&prepared.chunk)
+                .into_iter()
+                .collect(),
+        );
+        let reusable = shared
+            .as_ref()
+            .is_some_and(|sh| sh.at == at && sh.inputs == inputs);
+        if !reusable {
+            *shared = Some(SharedSelection {
+                at,
+                inputs,
+                selector: selector(backend, bounds, &prepared.chunk),
+            });
+        }
+        let sel = &mut shared.as_mut().expect("set above").selector;
         let s = sel.select(&prepared.chunk);
         let origins = sel.origins_in(&s.expr).into();
         (s, origins)
