@@ -120,6 +120,7 @@ fn check_reports_file_errors_with_their_line() {
     let (code, _, err) = harrow(&["check", dir.join("missing.hl").to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(err.contains("cannot read"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -212,6 +213,7 @@ fn lift_accepts_extra_rule_files_and_reports_their_errors() {
     ]);
     assert_eq!(code, 1);
     assert!(err.contains("does not lower the cost"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -176,20 +176,16 @@ impl<'t> Compile<'t> {
 /// that is removed afterwards).
 pub fn assembly(target: &dyn Target, purpose: Purpose, c: &str) -> Result<String, ToolError> {
     let dir = scratch("asm");
-    let result = (|| {
-        let src = write_file(&dir, "code.c", c)?;
-        let asm = dir.join("code.s");
-        Compile::new(target, purpose)
-            .arg(&src)
-            .output(&asm, Output::Assembly)?;
-        std::fs::read_to_string(&asm).map_err(|source| ToolError::Io {
-            action: "read",
-            path: asm,
-            source,
-        })
-    })();
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    let src = write_file(&dir, "code.c", c)?;
+    let asm = dir.join("code.s");
+    Compile::new(target, purpose)
+        .arg(&src)
+        .output(&asm, Output::Assembly)?;
+    std::fs::read_to_string(&asm).map_err(|source| ToolError::Io {
+        action: "read",
+        path: asm,
+        source,
+    })
 }
 
 /// Runs the program `exe` for `target` (through its runner) with `args`, feeding `stdin`,
@@ -265,9 +261,77 @@ pub fn run_command(mut cmd: Command, stdin: Option<&[u8]>) -> Result<Vec<u8>, To
     Ok(out.stdout)
 }
 
-/// A fresh scratch directory under the system temporary directory (not created).
-pub fn scratch(tag: &str) -> PathBuf {
+/// A fresh scratch directory under the system temporary directory (not created), removed
+/// with everything in it when dropped, on every path out of the work (a failed compile or
+/// run included), unless [`Scratch::keep`] is called.
+pub fn scratch(tag: &str) -> Scratch {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    std::env::temp_dir().join(format!("harrow-{tag}-{}-{n}", std::process::id()))
+    Scratch {
+        path: std::env::temp_dir().join(format!("harrow-{tag}-{}-{n}", std::process::id())),
+        keep: false,
+    }
+}
+
+/// A scratch directory (see [`scratch`]); it reads as its path.
+#[derive(Debug)]
+pub struct Scratch {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Scratch {
+    /// Leaves the directory in place when dropped (for the user to inspect).
+    pub fn keep(&mut self) -> &Path {
+        self.keep = true;
+        &self.path
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch directory goes with everything in it however its work ends (an early
+    /// return from a failed step drops it too), and stays when kept.
+    #[test]
+    fn scratch_directories_are_removed_unless_kept() {
+        let fail = || -> Result<PathBuf, std::io::Error> {
+            let dir = scratch("test");
+            std::fs::create_dir_all(&dir)?;
+            std::fs::write(dir.join("code.c"), "int main(void) { return 0; }\n")?;
+            let path = dir.to_path_buf();
+            Err(std::io::Error::other(path.display().to_string()))
+        };
+        let path = PathBuf::from(fail().unwrap_err().to_string());
+        assert!(!path.exists(), "{} was left behind", path.display());
+
+        let mut kept = scratch("test");
+        std::fs::create_dir_all(&kept).unwrap();
+        let path = kept.keep().to_path_buf();
+        drop(kept);
+        assert!(path.is_dir(), "{} was removed though kept", path.display());
+        std::fs::remove_dir_all(&path).unwrap();
+    }
 }

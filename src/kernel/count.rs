@@ -184,11 +184,19 @@ pub fn count(
     }
     let super::harness::BenchProgram {
         build: b,
-        dir,
+        mut dir,
         exe,
         halide: hb,
         input,
     } = super::harness::bench_program(k, backend, extents, lanes, halide, "count")?;
+    // Kept whatever happens below: a failed check is when the files are wanted most.
+    if keep_files() {
+        eprintln!(
+            "{}: program and traces kept in {}",
+            k.name,
+            dir.keep().display()
+        );
+    }
     // Correctness at these extents before anything is counted.
     let out = run_with_stdin(target, &exe, &["check"], &input)?;
     let text = String::from_utf8_lossy(&out);
@@ -215,11 +223,7 @@ pub fn count(
         hot_loop(target, &exe, &harrow, &none),
         hot_loop(target, &exe, &scalar, &none),
     );
-    if keep_files() {
-        eprintln!("{}: program and traces kept in {}", k.name, dir.display());
-    } else {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
+    drop(dir);
     Ok(BenchResult {
         name: k.name.clone(),
         extents: extents.to_vec(),

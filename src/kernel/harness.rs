@@ -527,7 +527,7 @@ pub fn run_c(
         expected.push(r);
     }
     let out = run_with_stdin(target, &exe, &[], &input)?;
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     let w = (k.out_elem.bits() / 8) as usize;
     let mut pos = 0;
     let mut elements = 0;
@@ -651,7 +651,7 @@ impl BenchResult {
 /// parameters' defaults.
 pub(crate) struct BenchProgram {
     pub(crate) build: Build,
-    pub(crate) dir: PathBuf,
+    pub(crate) dir: crate::isa::toolchain::Scratch,
     pub(crate) exe: PathBuf,
     pub(crate) halide: Option<HalideBuild>,
     pub(crate) input: Vec<u8>,
@@ -733,7 +733,7 @@ pub fn bench(
         input,
     } = bench_program(k, backend, extents, lanes, halide, "bench")?;
     let out = run_with_stdin(target, &exe, &["bench"], &input)?;
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     let text = String::from_utf8_lossy(&out);
     let f: Vec<&str> = text.split_whitespace().collect();
     if f.first() == Some(&"mismatch") {
