@@ -131,23 +131,59 @@ pub fn lane_loop_reason_with(e: &Expr, folder: &mut SplatFolder) -> Option<&'sta
             if saturating_builtin(e).is_some() {
                 return None;
             }
-            let def = folded_definition_with(e, folder);
-            // The operands are leaves of the definition: how they are written is theirs.
-            let leaves: IdSet<usize> = e.args().iter().map(|a| a.id()).collect();
-            // Neon and AVX2 have no 64-bit lane multiply: written as vector code the
-            // product is scalarized, while clang turns the lane loop into widening
-            // multiplies (smull, vpmuldq).
-            if crate::ir::visit::any_node_above(&def, &leaves, |n| {
-                matches!(n.op(), Op::Mul) && !n.ty().is_scalar() && n.ty().elem.bits() == 64
-            }) {
-                return Some(
-                    "a 64-bit lane product (clang vectorizes the loop with widening multiplies)",
-                );
+            let shape = over_variables(e, folder);
+            if let Some((_, reason)) = folder.loop_reasons.get(&shape.id()) {
+                return *reason;
             }
-            definition_reason(&def, &leaves, &mut IdSet::default(), folder)
+            let reason = fpir_loop_reason(&shape, folder);
+            folder.loop_reasons.insert(shape.id(), (shape, reason));
+            reason
         }
         _ => Some("no vector form in C"),
     }
+}
+
+/// `e` with each operand that folding leaves alone and that is neither a constant nor a
+/// splat written as a variable of its type: such an operand is a leaf of `e`'s definition
+/// that nothing looks into (its value is not known, and folding stops at it), so the
+/// FPIR operation's lane-loop reason is that of this shape.
+fn over_variables(e: &Expr, folder: &mut SplatFolder) -> Expr {
+    const NAMES: [&str; 4] = ["@operand0", "@operand1", "@operand2", "@operand3"];
+    if e.args().len() > NAMES.len() {
+        return e.clone();
+    }
+    let args = e
+        .args()
+        .iter()
+        .zip(NAMES)
+        .map(|(a, name)| {
+            let opaque = !a.ty().is_scalar()
+                && !matches!(a.op(), Op::Const(_) | Op::Broadcast)
+                && folder.fold(a) == *a
+                && !folder.is_constant(a);
+            if opaque {
+                Expr::var(name, a.ty())
+            } else {
+                a.clone()
+            }
+        })
+        .collect();
+    e.with_args(args).unwrap_or_else(|_| e.clone())
+}
+
+/// [`lane_loop_reason`] of an FPIR operation without a saturating builtin.
+fn fpir_loop_reason(e: &Expr, folder: &mut SplatFolder) -> Option<&'static str> {
+    let def = folded_definition_with(e, folder);
+    // The operands are leaves of the definition: how they are written is theirs.
+    let leaves: IdSet<usize> = e.args().iter().map(|a| a.id()).collect();
+    // Neon and AVX2 have no 64-bit lane multiply: written as vector code the product is
+    // scalarized, while clang turns the lane loop into widening multiplies (smull, vpmuldq).
+    if crate::ir::visit::any_node_above(&def, &leaves, |n| {
+        matches!(n.op(), Op::Mul) && !n.ty().is_scalar() && n.ty().elem.bits() == 64
+    }) {
+        return Some("a 64-bit lane product (clang vectorizes the loop with widening multiplies)");
+    }
+    definition_reason(&def, &leaves, &mut IdSet::default(), folder)
 }
 
 /// The first reason any node of an FPIR definition (above its operands, `leaves`) would be
@@ -167,4 +203,53 @@ fn definition_reason(
         }
     }
     lane_loop_reason_with(e, folder)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::prepare::tests::entry;
+
+    /// The lane-loop reason of an FPIR node is remembered by its shape over variables:
+    /// for every FPIR node of these lifted expressions (over loads, over other FPIR nodes,
+    /// over splats and constants, one remembered table for all of them, as in a selection),
+    /// it is the reason computed from the node itself; and the table is shared (fewer
+    /// shapes than nodes), or it would save nothing.
+    #[test]
+    fn loop_reasons_by_shape_are_the_nodes_own() {
+        let exprs = [
+            "rounding_shift_right(int32((int16)in_i16(x)) * (int32)7 + int32((int16)in_i16(x + 1)), (int32)3)",
+            "absd((uint8)in_u8(x), (uint8)in_u8(x + 1)) + absd((uint8)in_u8(x + 2), (uint8)in_u8(x + 3))",
+            "int16((uint8)in_u8(x)) * (int16)3 + int16((uint8)in_u8(x + 1)) * (int16)3 + int16((uint8)in_u8(x + 2)) * (int16)5",
+            "(uint8)(((uint16)in_u8(x) + (uint16)in_u8(x + 1) + (uint16)1) >> (uint16)1)",
+            "(int32)((int64)in_i32(x) * (int64)in_i32(x + 1) >> (int64)31)",
+            "(int16)min(max(((int32)in_i16(x) * (int32)in_i16(x + 1) + (int32)16384) >> (int32)15, (int32)-32768), (int32)32767)",
+            "rounding_mul_shift_right((int32)in_i32(x), (int32)in_i32(x + 1), (uint32)31) + (int32)widening_mul((int32)in_i32(x + 2), (int32)in_i32(x + 3))",
+            "count_leading_zeros(widening_mul((uint32)in_u32(x), (uint32)in_u32(x + 1)))",
+        ];
+        let mut shared = SplatFolder::default();
+        let (mut nodes, mut reasons) = (0, 0);
+        for w in [8, 16, 32] {
+            for text in exprs {
+                let e = crate::lift::lift(&crate::lower::lanes::fold_splats(&entry(text, w)));
+                for n in crate::ir::visit::post_order(&e) {
+                    if !n.op().is_fpir() || n.ty().is_scalar() || saturating_builtin(&n).is_some() {
+                        continue;
+                    }
+                    nodes += 1;
+                    let own = fpir_loop_reason(&n, &mut SplatFolder::default());
+                    let remembered = lane_loop_reason_with(&n, &mut shared);
+                    assert_eq!(remembered, own, "{n}");
+                    reasons += usize::from(own.is_some());
+                }
+            }
+        }
+        let shapes = shared.loop_reasons.len();
+        println!("{nodes} FPIR nodes, {shapes} shapes, {reasons} lane loops");
+        assert!(
+            nodes > 20 && shapes < nodes,
+            "{nodes} nodes, {shapes} shapes"
+        );
+        assert!(reasons > 0, "no FPIR node here is a lane loop");
+    }
 }

@@ -105,6 +105,11 @@ pub struct SplatFolder {
     /// Each node folded so far: the node (kept alive, as its id is its address), its
     /// folded form, and whether it is a constant.
     folded: crate::util::idhash::IdMap<usize, (Expr, Expr, bool)>,
+    /// Why an FPIR operation over operands of given types is a lane loop
+    /// (`cform::lane_loop_reason`), by the operation written over variables: the answer
+    /// does not depend on what the operands compute, and a kernel has many nodes of one
+    /// shape (a tap's product per tap).
+    pub(super) loop_reasons: crate::util::idhash::IdMap<usize, (Expr, Option<&'static str>)>,
 }
 
 impl SplatFolder {
@@ -115,6 +120,12 @@ impl SplatFolder {
             self.folded.insert(n.id(), entry);
         }
         self.folded[&e.id()].1.clone()
+    }
+
+    /// Whether `e` is a constant sub-expression (folded, if it was not yet).
+    pub fn is_constant(&mut self, e: &Expr) -> bool {
+        self.fold(e);
+        self.folded[&e.id()].2
     }
 
     /// The entry of `n`, whose operands are folded.
