@@ -42,7 +42,7 @@ pub struct Intervals {
     pub buffer_facts: HashMap<Sym, Interval>,
     /// Value ranges of variables' lanes.
     pub var_facts: HashMap<Sym, Interval>,
-    cache: HashMap<usize, (Expr, Interval)>,
+    cache: crate::util::idhash::IdMap<usize, (Expr, Interval)>,
 }
 
 impl Bounds for Intervals {

@@ -261,6 +261,18 @@ impl CachedEval {
     }
 }
 
+/// The name of an instruction's `i`-th operand ([`crate::ir::instr::param_name`]), made
+/// once per thread for the first few.
+fn param_sym(i: usize) -> Sym {
+    thread_local! {
+        static NAMES: Vec<Sym> =
+            (0..8).map(|i| Sym::from(crate::ir::instr::param_name(i).as_str())).collect();
+    }
+    NAMES
+        .with(|names| names.get(i).cloned())
+        .unwrap_or_else(|| Sym::from(crate::ir::instr::param_name(i).as_str()))
+}
+
 struct Evaluator<'a> {
     env: &'a Env,
     /// Let-bound values, innermost last.
@@ -313,12 +325,19 @@ impl Evaluator<'_> {
             .map(|a| self.eval(a))
             .collect::<Result<_, _>>()?;
         if let Op::Instr(ins) = e.op() {
-            // An instruction means its semantics with the operands bound.
-            let mut inner = Env::new();
-            for (i, a) in args.iter().enumerate() {
-                inner.set(crate::ir::instr::param_name(i), (**a).clone());
-            }
-            return eval(&ins.semantics, &inner).map(Rc::new);
+            // An instruction means its semantics with the operands bound (shared, not
+            // copied: selection's checks evaluate instructions by the thousand).
+            let empty = Env::new();
+            let mut inner = Evaluator {
+                env: &empty,
+                scopes: args
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| (param_sym(i), a.clone()))
+                    .collect(),
+                memo: Default::default(),
+            };
+            return inner.eval(&ins.semantics);
         }
         let n = ty.lanes as usize;
         let lanes: Vec<u128> = match e.op() {

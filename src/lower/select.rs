@@ -11,8 +11,6 @@
 //! Shared sub-expressions are counted once per use, which slightly over-prices DAGs but
 //! never changes what is computed.
 
-use std::collections::HashMap;
-
 use std::sync::Arc;
 
 use super::lanes::{SplatFolder, is_dense, shift_amount};
@@ -358,7 +356,7 @@ pub struct Selector<'r> {
     /// The target's instructions, for strategies that build instructions.
     instrs: Arc<InstrTable>,
     /// The strategies' memo tables (parts of shared operands are built once).
-    strategy_memos: HashMap<(&'static str, u8), IdMap<usize, Expr>>,
+    strategy_memos: IdMap<(&'static str, u8), IdMap<usize, Expr>>,
     bounds: Intervals,
     /// Sums that are operands of a larger sum: the pairwise candidate (`super::pairs`) is
     /// built for whole sums only, since each part's candidate would be re-read and selected
@@ -396,7 +394,7 @@ impl<'r> Selector<'r> {
             register_bits,
             strategies: Vec::new(),
             instrs: Arc::new(InstrTable::new()),
-            strategy_memos: HashMap::new(),
+            strategy_memos: IdMap::default(),
             bounds,
             memo: IdMap::default(),
             active: IdSet::default(),

@@ -9,7 +9,6 @@
 //! reduction multiplies, Arm's dot products) live in its folder under `src/targets/` and
 //! are listed in its registry entry.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::lanes::lane_wise;
@@ -49,7 +48,7 @@ pub struct Context<'s> {
     pub(super) inner_sums: &'s IdMap<usize, Expr>,
     /// Memo tables by (strategy, part), shared by every node of one selection (a DAG
     /// shares operands, and their parts should be shared too).
-    pub(super) memos: &'s mut HashMap<(&'static str, u8), IdMap<usize, Expr>>,
+    pub(super) memos: &'s mut IdMap<(&'static str, u8), IdMap<usize, Expr>>,
 }
 
 impl Context<'_> {

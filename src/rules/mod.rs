@@ -86,7 +86,7 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// Target rule sets allow equal left-hand sides: the target's costs choose.
     pub kind: Option<RuleKind>,
-    index: HashMap<(OpKey, Elem), Vec<(usize, usize)>>,
+    index: crate::util::idhash::IdMap<(OpKey, Elem), Vec<(usize, usize)>>,
 }
 
 impl RuleSet {
