@@ -308,22 +308,21 @@ fn lower_shared<'b>(
         by_narrowest,
         backend.target.aligned_loads(),
     );
-    let mut bounds = Intervals::new();
     let at = prepared.chunked.then(|| {
         let last = (prepared.lanes.div_ceil(prepared.chunk_lanes) - 1) * prepared.chunk_lanes;
         (0, last as i128)
     });
-    if let Some(range) = at {
-        bounds.var_facts.insert(prepare::CHUNK_VAR.into(), range);
-    }
+    let bounds = || {
+        let mut bounds = Intervals::new();
+        if let Some(range) = at {
+            bounds.var_facts.insert(prepare::CHUNK_VAR.into(), range);
+        }
+        bounds
+    };
     let (s, origins) = backend.selections.get_or_select(&prepared.chunk, at, || {
         let inputs = (
-            crate::ir::visit::free_vars(&prepared.chunk)
-                .into_iter()
-                .collect(),
-            crate::ir::visit::buffers(&prepared.chunk)
-                .into_iter()
-                .collect(),
+            crate::ir::visit::free_vars(&prepared.chunk),
+            crate::ir::visit::buffers(&prepared.chunk),
         );
         let reusable = shared
             .as_ref()
@@ -332,12 +331,18 @@ fn lower_shared<'b>(
             *shared = Some(SharedSelection {
                 at,
                 inputs,
-                selector: selector(backend, bounds, &prepared.chunk),
+                selector: selector(backend, bounds(), &prepared.chunk),
             });
         }
-        let sel = &mut shared.as_mut().expect("set above").selector;
-        let s = sel.select(&prepared.chunk);
-        let origins = sel.origins_in(&s.expr).into();
+        let sh = shared.as_mut().expect("set above");
+        if let Some(s) = sh.selector.select_trusting(&prepared.chunk) {
+            let origins = sh.selector.origins_in(&s.expr).into();
+            return (s, origins);
+        }
+        // A proposal taken on trust was wrong: select again checking each one, as made.
+        sh.selector = selector(backend, bounds(), &prepared.chunk);
+        let s = sh.selector.select(&prepared.chunk);
+        let origins = sh.selector.origins_in(&s.expr).into();
         (s, origins)
     });
     let mut params = Params {

@@ -367,6 +367,11 @@ pub struct Selector<'r> {
     /// Inputs for validating checked proposals by evaluation (six random environments
     /// over the whole expression, each remembering the values it computed), when set.
     validation: Option<Vec<crate::interp::CachedEval>>,
+    /// Whether checked proposals are taken on trust while searching ([`Selector::select_trusting`]).
+    trusting: bool,
+    /// Checked proposals taken on trust, by the node their selection built: the node they
+    /// are for and the form proposed (checked when the result uses that selection).
+    trusted: IdMap<usize, Vec<(Expr, Expr, Expr)>>,
     /// The costs of selected DAGs (whether generic widening casts of loads are priced as
     /// folded loads is its setting).
     costs: DagCosts,
@@ -401,6 +406,8 @@ impl<'r> Selector<'r> {
             inner_sums: IdMap::default(),
             costs: DagCosts::new(register_bits, false),
             validation: None,
+            trusting: false,
+            trusted: IdMap::default(),
             origins: Origins::default(),
             defined: IdMap::default(),
             proposing: None,
@@ -460,6 +467,26 @@ impl<'r> Selector<'r> {
         evals
             .iter_mut()
             .all(|ev| super::linear::agrees_in(ev, e, form))
+    }
+
+    /// [`Selector::select`], with checked proposals taken on trust while searching and
+    /// checked afterwards, only those whose selection the result uses (most proposals that
+    /// win where they are made lose further up, and each check evaluates both forms on
+    /// every validation input). Returns `None` when one of them fails: the caller then
+    /// selects again with a selector that checks every proposal as it is made.
+    pub fn select_trusting(&mut self, e: &Expr) -> Option<Selected> {
+        self.trusting = true;
+        let s = self.select(e);
+        self.trusting = false;
+        let used: Vec<(Expr, Expr)> = crate::ir::visit::post_order(&s.expr)
+            .iter()
+            .filter_map(|n| self.trusted.remove(&n.id()))
+            .flatten()
+            .map(|(node, form, _)| (node, form))
+            .collect();
+        used.iter()
+            .all(|(node, form)| self.agrees(node, form))
+            .then_some(s)
     }
 
     /// The cheapest implementation of `e`.
@@ -570,7 +597,11 @@ impl<'r> Selector<'r> {
             };
             self.proposing = outer;
             self.context = outer_context;
-            if cand.cost < best.cost && (!check || self.agrees(e, &form)) {
+            if cand.cost < best.cost && (!check || self.trusting || self.agrees(e, &form)) {
+                if check && self.trusting {
+                    let entry = (e.clone(), form, cand.expr.clone());
+                    self.trusted.entry(cand.expr.id()).or_default().push(entry);
+                }
                 best = cand;
             }
         }
@@ -742,6 +773,47 @@ mod tests {
             assert_eq!(folder.fold(&e), crate::lower::lanes::fold_splats(&e), "{e}");
             assert_eq!(folder.fold(&e), crate::lower::lanes::fold_splats(&e), "{e}");
         }
+    }
+
+    #[test]
+    fn proposals_taken_on_trust_are_checked_where_the_result_uses_them() {
+        /// Proposes `form` (to be checked) for `node`.
+        struct Propose(Expr, Expr);
+        impl Strategy for Propose {
+            fn name(&self) -> &'static str {
+                "test proposal"
+            }
+            fn propose(&self, e: &Expr, _: &mut Context<'_>) -> Option<Proposal> {
+                (*e == self.0).then(|| Proposal::Select(self.1.clone()).checked())
+            }
+        }
+        let e = entry("(uint16)in_u16(x) * (uint16)4 + (uint16)in_u16(x + 1)", 8);
+        let rules = RuleSet::default();
+        let with = |form: &Expr| {
+            Selector::new(&rules, 128, Intervals::new())
+                .with_strategies(
+                    vec![Arc::new(Propose(e.clone(), form.clone()))],
+                    Arc::new(InstrTable::new()),
+                )
+                .with_validation_inputs(&e)
+        };
+        // A shift is cheaper than a multiply: the right one is taken, and checked.
+        let shifted = entry(
+            "((uint16)in_u16(x) << (uint16)2) + (uint16)in_u16(x + 1)",
+            8,
+        );
+        let s = with(&shifted)
+            .select_trusting(&e)
+            .expect("the shift is right");
+        assert_eq!(s.expr, shifted);
+        // The wrong one is cheaper too, so the search takes it; the check at the end
+        // refuses the result, and checking as proposals are made never takes it.
+        let wrong = entry(
+            "((uint16)in_u16(x) << (uint16)3) + (uint16)in_u16(x + 1)",
+            8,
+        );
+        assert!(with(&wrong).select_trusting(&e).is_none());
+        assert_eq!(with(&wrong).select(&e).expr, e);
     }
 
     #[test]

@@ -26,8 +26,11 @@ pub enum Proposal {
     /// are selected (like a rule's right-hand side).
     Instructions(Expr),
     /// A form rebuilt by bookkeeping (a sum read as a linear form and written back) that
-    /// selection double-checks by evaluation (`linear::agrees`) before taking it. The
-    /// check runs only when the form would win, so losing proposals cost nothing.
+    /// selection double-checks by evaluation (`linear::agrees`). Lowering takes such forms
+    /// on trust while searching and checks those the result uses at the end, selecting
+    /// again with every check made as proposed if one fails
+    /// (`select::Selector::select_trusting`): most forms that win where they are made lose
+    /// further up, and a check evaluates both forms on every validation input.
     Checked(Box<Proposal>),
 }
 
