@@ -150,13 +150,17 @@ fn generic_cost_with(e: &Expr, register_bits: u32, folder: &mut SplatFolder) -> 
 ///
 /// Selection prices every candidate of every node by the cost of its whole selected DAG.
 /// Walking that DAG for each candidate made selection quadratic in the depth of a kernel
-/// (a 7x7 stencil spent 40% of its compile time in the walks). Instead each node keeps the
+/// (a 7x7 stencil spent 40% of its compile time in the walks). Instead each node has the
 /// list of the nodes its DAG pays for, and a new node joins its operands' lists: sharing
 /// is still counted once, and no node is priced twice.
 ///
 /// The lists are in the order a post-order walk meets the nodes, and the sum is taken in
 /// that order: the same floating-point sum as a walk, so candidates that tie up to
-/// rounding are chosen exactly as before (selection's choices depend on such ties).
+/// rounding are chosen exactly as before (selection's choices depend on such ties). A
+/// node's list starts with its first operand's whole list, so it is stored as that
+/// operand and what follows: copying the lists made memory quadratic in a kernel's depth
+/// (hundreds of megabytes for a four-register stencil), and the sum continues from the
+/// operand's.
 pub struct DagCosts {
     register_bits: u32,
     fold_widening_loads: bool,
@@ -164,11 +168,15 @@ pub struct DagCosts {
     /// (`Target::deinterleaved_loads`).
     deinterleaved: &'static [crate::isa::target::DeinterleavedLoad],
     nodes: IdMap<usize, NodeCost>,
-    /// Per node (by its index in pricing order), the last `stamp` that put it in the
-    /// list being built: membership without hashing, the hot path of selection.
+    /// Each node's list (by its index in pricing order).
+    lists: Vec<PaidList>,
+    /// Per node (by its index), the last `stamp` that put it in the list being built:
+    /// membership without hashing, the hot path of selection.
     marks: Vec<u32>,
     /// Counts the lists built.
     stamp: u32,
+    /// The chain of lists being walked (kept to reuse its allocation).
+    chain: Vec<u32>,
     /// Folds the FPIR definitions the costs inspect (`cform::lane_loop_reason`).
     folder: SplatFolder,
 }
@@ -181,12 +189,21 @@ struct NodeCost {
     constant: bool,
     /// Its index in pricing order.
     index: u32,
-    /// The nodes its DAG pays for (by index) and what each costs, in post-order: every
-    /// non-constant node, and after each the vector constants it is the first to read.
-    paid: Arc<[(u32, f64)]>,
-    /// The sum of `paid`, in order.
+}
+
+/// The nodes a node's DAG pays for (by index) and what each costs, in post-order: every
+/// non-constant node, and after each the vector constants it is the first to read.
+struct PaidList {
+    /// The node whose whole list this one starts with ([`NO_BASE`] for none).
+    base: u32,
+    /// What follows the base's list.
+    rest: Box<[(u32, f64)]>,
+    /// The sum of the whole list, in order.
     total: f64,
 }
+
+/// [`PaidList::base`] of a list that starts empty.
+const NO_BASE: u32 = u32::MAX;
 
 /// A tie-breaker far below any instruction's cost: a vector constant operand takes a
 /// register that a scalar-operand form does not (prefer `vmpyi(h, b)` with the constant in
@@ -201,8 +218,10 @@ impl DagCosts {
             fold_widening_loads,
             deinterleaved: &[],
             nodes: IdMap::default(),
+            lists: Vec::new(),
             marks: Vec::new(),
             stamp: 0,
+            chain: Vec::new(),
             folder: SplatFolder::default(),
         }
     }
@@ -215,7 +234,7 @@ impl DagCosts {
     /// The cost of `e`'s DAG.
     pub fn cost(&mut self, e: &Expr) -> f64 {
         self.price(e);
-        self.nodes[&e.id()].total
+        self.lists[self.nodes[&e.id()].index as usize].total
     }
 
     /// Prices `e` and every node below it not priced yet (operands first, without
@@ -224,25 +243,45 @@ impl DagCosts {
         for n in crate::ir::visit::post_order_unknown(e, |n| self.nodes.contains_key(&n.id())) {
             let index = self.marks.len() as u32;
             self.marks.push(0);
-            let cost = self.node_cost(&n, index);
+            let (cost, list) = self.node_cost(&n, index);
+            self.lists.push(list);
             self.nodes.insert(n.id(), cost);
         }
     }
 
-    /// The cost of `n` (the `index`-th node priced), whose operands are priced.
-    fn node_cost(&mut self, n: &Expr, index: u32) -> NodeCost {
+    /// Calls `f` on each entry of node `x`'s whole list, in order.
+    fn walk_list(lists: &[PaidList], chain: &mut Vec<u32>, x: u32, mut f: impl FnMut(u32, f64)) {
+        chain.clear();
+        let mut at = x;
+        while at != NO_BASE {
+            chain.push(at);
+            at = lists[at as usize].base;
+        }
+        for &segment in chain.iter().rev() {
+            for &(i, c) in lists[segment as usize].rest.iter() {
+                f(i, c);
+            }
+        }
+    }
+
+    /// The cost of `n` (the `index`-th node priced), whose operands are priced, and its list.
+    fn node_cost(&mut self, n: &Expr, index: u32) -> (NodeCost, PaidList) {
         let constant = match n.op() {
             Op::Var(_) | Op::Load(..) => false,
             _ => n.args().iter().all(|a| self.nodes[&a.id()].constant),
         };
+        let info = NodeCost {
+            _expr: n.clone(),
+            constant,
+            index,
+        };
         if constant {
-            return NodeCost {
-                _expr: n.clone(),
-                constant,
-                index,
-                paid: Arc::new([]),
+            let list = PaidList {
+                base: NO_BASE,
+                rest: Box::new([]),
                 total: 0.0,
             };
+            return (info, list);
         }
         let own = folded_load_cost(n, self.register_bits, self.fold_widening_loads)
             .or_else(|| deinterleaved_load_cost(n, self.deinterleaved))
@@ -252,43 +291,52 @@ impl DagCosts {
             self.marks.fill(0);
             self.stamp = 1;
         }
-        let (stamp, marks, nodes) = (self.stamp, &mut self.marks, &self.nodes);
-        let lists: Vec<&Arc<[(u32, f64)]>> = n
+        let stamp = self.stamp;
+        let operands: Vec<u32> = n
             .args()
             .iter()
-            .map(|a| &nodes[&a.id()])
+            .map(|a| &self.nodes[&a.id()])
             .filter(|info| !info.constant)
-            .map(|info| &info.paid)
+            .map(|info| info.index)
             .collect();
-        let mut paid: Vec<(u32, f64)> =
-            Vec::with_capacity(lists.iter().map(|l| l.len()).sum::<usize>() + 2);
-        // Each operand's list in turn, without what an earlier one pays for already.
-        for list in &lists {
-            for &(i, c) in list.iter() {
+        let base = operands.first().copied().unwrap_or(NO_BASE);
+        let (lists, marks, chain) = (&self.lists, &mut self.marks, &mut self.chain);
+        // The first operand's list is this one's start: its entries are only marked.
+        if base != NO_BASE {
+            Self::walk_list(lists, chain, base, |i, _| marks[i as usize] = stamp);
+        }
+        // Each other operand's list in turn, without what an earlier one pays for already.
+        let mut rest: Vec<(u32, f64)> = Vec::new();
+        for &a in operands.iter().skip(1) {
+            Self::walk_list(lists, chain, a, |i, c| {
                 let mark = &mut marks[i as usize];
                 if *mark != stamp {
                     *mark = stamp;
-                    paid.push((i, c));
+                    rest.push((i, c));
                 }
-            }
+            });
         }
         marks[index as usize] = stamp;
-        paid.push((index, own));
+        rest.push((index, own));
         for a in n.args() {
-            let info = &nodes[&a.id()];
+            let info = &self.nodes[&a.id()];
             if info.constant && !a.ty().is_scalar() && marks[info.index as usize] != stamp {
                 marks[info.index as usize] = stamp;
-                paid.push((info.index, MATERIALIZED_CONSTANT));
+                rest.push((info.index, MATERIALIZED_CONSTANT));
             }
         }
-        let total = paid.iter().fold(0.0, |t, &(_, c)| t + c);
-        NodeCost {
-            _expr: n.clone(),
-            constant,
-            index,
-            paid: paid.into(),
+        let start = if base == NO_BASE {
+            0.0
+        } else {
+            lists[base as usize].total
+        };
+        let total = rest.iter().fold(start, |t, &(_, c)| t + c);
+        let list = PaidList {
+            base,
+            rest: rest.into(),
             total,
-        }
+        };
+        (info, list)
     }
 }
 
