@@ -79,6 +79,9 @@ pub struct Rule {
     pub insts: Vec<Inst>,
 }
 
+/// A left-hand side's root operator, element type and lane count (`None`: any).
+type RootKey = (OpKey, Elem, Option<u32>);
+
 /// A set of rules indexed by the root operator and element type of their left-hand sides.
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {
@@ -86,7 +89,10 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     /// Target rule sets allow equal left-hand sides: the target's costs choose.
     pub kind: Option<RuleKind>,
-    index: crate::util::idhash::IdMap<(OpKey, Elem), Vec<(usize, usize)>>,
+    /// Instantiations by root operator and element type, in file order, for left-hand
+    /// sides of any lane count (`None`) or of the given one: most target rules fix their
+    /// lanes, and a node is only offered those of its own.
+    index: crate::util::idhash::IdMap<RootKey, Vec<(usize, usize)>>,
 }
 
 impl RuleSet {
@@ -145,22 +151,49 @@ impl RuleSet {
 
     fn reindex(&mut self) {
         self.index.clear();
-        for (ri, r) in self.rules.iter().enumerate() {
-            for (ii, inst) in r.insts.iter().enumerate() {
-                if let PatKind::Op(op, _) = &inst.lhs.kind {
-                    self.index
-                        .entry((op.key(), inst.lhs.elem))
-                        .or_default()
-                        .push((ri, ii));
+        let roots = || {
+            self.rules.iter().enumerate().flat_map(|(ri, r)| {
+                r.insts
+                    .iter()
+                    .enumerate()
+                    .filter_map(move |(ii, inst)| match &inst.lhs.kind {
+                        PatKind::Op(op, _) => {
+                            Some(((op.key(), inst.lhs.elem), inst.lhs.lanes, (ri, ii)))
+                        }
+                        _ => None,
+                    })
+            })
+        };
+        // The lane counts fixed under each root, then each bucket in file order.
+        let mut fixed: crate::util::idhash::IdMap<(OpKey, Elem), BTreeSet<u32>> =
+            Default::default();
+        for (root, lanes, _) in roots() {
+            if let Some(l) = lanes {
+                fixed.entry(root).or_default().insert(l);
+            }
+        }
+        let mut index: crate::util::idhash::IdMap<_, Vec<(usize, usize)>> = Default::default();
+        for ((op, elem), lanes, at) in roots() {
+            match lanes {
+                Some(l) => index.entry((op, elem, Some(l))).or_default().push(at),
+                None => {
+                    index.entry((op, elem, None)).or_default().push(at);
+                    for &l in fixed.get(&(op, elem)).into_iter().flatten() {
+                        index.entry((op, elem, Some(l))).or_default().push(at);
+                    }
                 }
             }
         }
+        self.index = index;
     }
 
-    /// Instantiations whose left-hand side has `e`'s root operator and element type.
+    /// Instantiations whose left-hand side has `e`'s root operator and element type, and
+    /// its lane count where the left-hand side fixes one, in file order.
     pub fn candidates(&self, e: &Expr) -> &[(usize, usize)] {
+        let (op, elem) = (e.op().key(), e.ty().elem);
         self.index
-            .get(&(e.op().key(), e.ty().elem))
+            .get(&(op, elem, Some(e.ty().lanes)))
+            .or_else(|| self.index.get(&(op, elem, None)))
             .map_or(&[], |v| v.as_slice())
     }
 
