@@ -9,7 +9,9 @@
 //! lower DAG cost, and greedy's form where that is lower still, so it is never worse than
 //! either.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::util::idhash::IdMap as HashMap;
 use std::rc::Rc;
 
 use egg::{EGraph, Id, RecExpr};
@@ -38,7 +40,7 @@ pub(super) fn extract(
     cost: &LiftCost<'_>,
     root: Id,
 ) -> Option<RecExpr<Node>> {
-    let mut best: HashMap<Id, (usize, Needs)> = HashMap::new();
+    let mut best: HashMap<Id, (usize, Needs)> = HashMap::default();
     // Classes in id order, so the passes (and ties) do not depend on hashing.
     let mut classes: Vec<&egg::EClass<Node, _>> = graph.classes().collect();
     classes.sort_by_key(|c| c.id);
@@ -126,7 +128,7 @@ fn reachable(
     choice: &HashMap<Id, usize>,
 ) -> Option<Vec<Id>> {
     // 1: on the current path, 2: done.
-    let mut state: HashMap<Id, u8> = HashMap::new();
+    let mut state: HashMap<Id, u8> = HashMap::default();
     let mut order = Vec::new();
     let mut stack = vec![(root, false)];
     while let Some((class, expanded)) = stack.pop() {
@@ -221,7 +223,7 @@ fn build(
     root: Id,
 ) -> Option<RecExpr<Node>> {
     let mut out = RecExpr::default();
-    let mut built: HashMap<Id, Id> = HashMap::new();
+    let mut built: HashMap<Id, Id> = HashMap::default();
     for class in reachable(graph, root, choice)? {
         let mut n = graph[class].nodes[choice[&class]].clone();
         for c in n.children.iter_mut() {
@@ -259,18 +261,20 @@ mod tests {
             shapes: Shapes::default(),
             bounds: &mut bounds,
         });
-        let mut memo = HashMap::new();
-        let root = add_expr(&mut graph, &root_expr, &HashMap::new(), &mut memo);
+        let mut memo = HashMap::default();
+        let root = add_expr(&mut graph, &root_expr, &HashMap::default(), &mut memo);
         let product = memo[&root_expr.arg(0).id()];
-        let alone = add_expr(&mut graph, &other, &HashMap::new(), &mut HashMap::new());
+        let alone = add_expr(
+            &mut graph,
+            &other,
+            &HashMap::default(),
+            &mut HashMap::default(),
+        );
         // Extraction only compares members: the two need not be equal for this test.
         graph.union(product, alone);
         graph.rebuild();
-        let kept = std::collections::HashSet::new();
-        let cost = LiftCost {
-            shapes: &graph.analysis.shapes,
-            kept: &kept,
-        };
+        let kept = crate::util::idhash::IdSet::default();
+        let cost = LiftCost::new(&graph.analysis.shapes, &kept);
         let (_, tree) = egg::Extractor::new(&graph, &cost).find_best(root);
         let tree = to_expr(&graph.analysis.shapes, &tree);
         let dag = to_expr(

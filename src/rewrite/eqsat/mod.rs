@@ -15,6 +15,8 @@
 //! caller's [`Bounds`] says of every member the class has had.
 
 use std::collections::HashMap;
+
+use crate::util::idhash::{IdMap, IdSet};
 use std::time::{Duration, Instant};
 
 mod dag;
@@ -153,9 +155,9 @@ impl<'r> EqSat<'r> {
             shapes: Shapes::default(),
             bounds,
         });
-        let root = add_expr(&mut graph, e, &HashMap::new(), &mut HashMap::new());
-        let mut greedy_nodes = HashMap::new();
-        let greedy_class = add_expr(&mut graph, &greedy, &HashMap::new(), &mut greedy_nodes);
+        let root = add_expr(&mut graph, e, &IdMap::default(), &mut IdMap::default());
+        let mut greedy_nodes = IdMap::default();
+        let greedy_class = add_expr(&mut graph, &greedy, &IdMap::default(), &mut greedy_nodes);
         graph.union(root, greedy_class);
         graph.rebuild();
         let rules: Vec<&Rule> = self
@@ -207,10 +209,7 @@ impl<'r> EqSat<'r> {
         }
         let root = graph.find(root);
         let kept = greedy_node_set(&graph, &greedy, &greedy_nodes);
-        let lift_cost = LiftCost {
-            shapes: &graph.analysis.shapes,
-            kept: &kept,
-        };
+        let lift_cost = LiftCost::new(&graph.analysis.shapes, &kept);
         let (_, tree) = Extractor::new(&graph, &lift_cost).find_best(root);
         let tree = to_expr(&graph.analysis.shapes, &tree);
         let dag =
@@ -385,8 +384,8 @@ impl Analysis<Node> for Facts<'_> {
 fn add_expr(
     graph: &mut EGraph<Node, Facts<'_>>,
     e: &Expr,
-    known: &HashMap<usize, Id>,
-    memo: &mut HashMap<usize, Id>,
+    known: &IdMap<usize, Id>,
+    memo: &mut IdMap<usize, Id>,
 ) -> Id {
     if let Some(id) = known.get(&e.id()).or_else(|| memo.get(&e.id())) {
         return *id;
@@ -426,7 +425,7 @@ fn search(graph: &EGraph<Node, Facts<'_>>, rules: &[&Rule], first_equality: usiz
     let mut classes: Vec<Id> = graph.classes().map(|c| c.id).collect();
     classes.sort_unstable();
     // The root operators present, so instantiations whose root cannot match are skipped.
-    let mut roots: HashMap<(crate::ir::OpKey, crate::types::Elem), Vec<Id>> = HashMap::new();
+    let mut roots: IdMap<(crate::ir::OpKey, crate::types::Elem), Vec<Id>> = IdMap::default();
     for &c in &classes {
         for n in graph[c].iter() {
             let e = graph.analysis.shapes.exemplar(n.shape);
@@ -559,7 +558,7 @@ impl Bounds for ClassBounds {
 /// merges it into the matched class.
 fn apply(graph: &mut EGraph<Node, Facts<'_>>, rule: &Rule, inst: &Inst, m: &Match) {
     let mut binds = Binds::new(rule.vars.len());
-    let mut known = HashMap::new();
+    let mut known = IdMap::default();
     let mut intervals = HashMap::new();
     for (slot, class) in binds.vars.iter_mut().zip(&m.vars) {
         if let Some(c) = class {
@@ -578,7 +577,7 @@ fn apply(graph: &mut EGraph<Node, Facts<'_>>, rule: &Rule, inst: &Inst, m: &Matc
     let Some(rhs) = build_rhs(inst, &binds, lanes) else {
         return;
     };
-    let new = add_expr(graph, &rhs, &known, &mut HashMap::new());
+    let new = add_expr(graph, &rhs, &known, &mut IdMap::default());
     graph.union(m.class, new);
 }
 
@@ -586,8 +585,8 @@ fn apply(graph: &mut EGraph<Node, Facts<'_>>, rule: &Rule, inst: &Inst, m: &Matc
 fn greedy_node_set(
     graph: &EGraph<Node, Facts<'_>>,
     greedy: &Expr,
-    classes: &HashMap<usize, Id>,
-) -> std::collections::HashSet<Node> {
+    classes: &IdMap<usize, Id>,
+) -> IdSet<Node> {
     crate::ir::visit::post_order(greedy)
         .iter()
         .map(|n| Node {
@@ -604,15 +603,25 @@ fn greedy_node_set(
 /// The lifting cost model as an extraction cost; among forms of equal cost, the one with
 /// fewest nodes outside the greedy result (so equal forms do not churn the output).
 struct LiftCost<'a> {
-    shapes: &'a Shapes,
-    kept: &'a std::collections::HashSet<Node>,
+    /// The lifting cost of one node of each shape, by shape.
+    shape_costs: Vec<Cost>,
+    kept: &'a IdSet<Node>,
 }
 
-impl LiftCost<'_> {
+impl<'a> LiftCost<'a> {
+    /// The cost model over `shapes` (each shape's cost computed once: extraction asks for
+    /// it per node and per form tried), preferring the nodes in `kept`.
+    fn new(shapes: &Shapes, kept: &'a IdSet<Node>) -> Self {
+        let shape_costs = (0..shapes.exemplars.len() as u32)
+            .map(|s| shapes.cost(s))
+            .collect();
+        LiftCost { shape_costs, kept }
+    }
+
     /// The cost of `node` alone (its operands not counted).
     fn own(&self, node: &Node) -> (Cost, u32) {
         (
-            self.shapes.cost(node.shape),
+            self.shape_costs[node.shape as usize],
             u32::from(!self.kept.contains(node)),
         )
     }
