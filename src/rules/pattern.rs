@@ -115,12 +115,15 @@ impl Pat {
         self.has_shape_in(e, true)
     }
 
-    fn has_shape_in(&self, e: &Expr, splat_parts: bool) -> bool {
+    /// Whether `e`'s type is this pattern's: its element type (constants match by value,
+    /// `const_value`) and its lanes where the pattern fixes them.
+    fn type_fits(&self, e: &Expr) -> bool {
         let constant = matches!(self.kind, PatKind::Wild(_) | PatKind::Lit(_));
-        if !constant && e.ty().elem != self.elem {
-            return false;
-        }
-        if self.lanes.is_some_and(|l| l != e.ty().lanes) {
+        (constant || e.ty().elem == self.elem) && self.lanes.is_none_or(|l| l == e.ty().lanes)
+    }
+
+    fn has_shape_in(&self, e: &Expr, splat_parts: bool) -> bool {
+        if !self.type_fits(e) {
             return false;
         }
         match &self.kind {
@@ -154,11 +157,7 @@ impl Pat {
     /// generic form clang writes better for splats (an interleave of two byte splats is
     /// one word splat).
     fn matches_in(&self, e: &Expr, b: &mut Binds, splat_parts: bool) -> bool {
-        let constant = matches!(self.kind, PatKind::Wild(_) | PatKind::Lit(_));
-        if !constant && e.ty().elem != self.elem {
-            return false;
-        }
-        if self.lanes.is_some_and(|l| l != e.ty().lanes) {
+        if !self.type_fits(e) {
             return false;
         }
         match &self.kind {
