@@ -83,12 +83,15 @@ fn improve(
     root: Id,
     choice: &mut HashMap<Id, usize>,
 ) {
-    let Some(mut current) = form_cost(graph, cost, root, choice) else {
+    let mut walks = Walks::default();
+    let Some(mut current) = form_cost(graph, cost, root, choice, &mut walks) else {
         return;
     };
     for _ in 0..MAX_PASSES {
         let mut improved = false;
-        let mut needed: Vec<Id> = reachable(graph, root, choice).unwrap_or_default();
+        let mut needed: Vec<Id> = reachable(graph, root, choice, &mut walks)
+            .map(<[Id]>::to_vec)
+            .unwrap_or_default();
         needed.sort();
         for class in needed {
             for k in 0..graph[class].nodes.len() {
@@ -103,7 +106,7 @@ fn improve(
                 let before = choice
                     .insert(class, k)
                     .expect("a needed class has a choice");
-                match form_cost(graph, cost, root, choice) {
+                match form_cost(graph, cost, root, choice, &mut walks) {
                     Some(c) if c < current => {
                         current = c;
                         improved = true;
@@ -120,40 +123,68 @@ fn improve(
     }
 }
 
+/// Marks of classes in walks of a form, kept from walk to walk (local search walks the
+/// whole form once per member it tries): a walk's marks are `2 * walk` for a class on the
+/// current path and `2 * walk + 1` for one done, so starting a walk clears nothing.
+#[derive(Default)]
+struct Walks {
+    marks: Vec<u32>,
+    walk: u32,
+    order: Vec<Id>,
+    stack: Vec<(Id, bool)>,
+}
+
+impl Walks {
+    /// The mark of `class`, growing the table to hold it.
+    fn mark(&mut self, class: Id) -> &mut u32 {
+        let i = usize::from(class);
+        if i >= self.marks.len() {
+            self.marks.resize(i + 1, 0);
+        }
+        &mut self.marks[i]
+    }
+}
+
 /// The classes the form chosen by `choice` needs from `root`, operands first, or `None`
 /// if the choice makes a cycle.
-fn reachable(
+fn reachable<'w>(
     graph: &EGraph<Node, Facts<'_>>,
     root: Id,
     choice: &HashMap<Id, usize>,
-) -> Option<Vec<Id>> {
-    // 1: on the current path, 2: done.
-    let mut state: HashMap<Id, u8> = HashMap::default();
-    let mut order = Vec::new();
-    let mut stack = vec![(root, false)];
-    while let Some((class, expanded)) = stack.pop() {
+    walks: &'w mut Walks,
+) -> Option<&'w [Id]> {
+    walks.walk += 1;
+    if walks.walk >= u32::MAX / 2 {
+        walks.marks.fill(0);
+        walks.walk = 1;
+    }
+    let (on_path, done) = (2 * walks.walk, 2 * walks.walk + 1);
+    walks.order.clear();
+    walks.stack.clear();
+    walks.stack.push((root, false));
+    while let Some((class, expanded)) = walks.stack.pop() {
         if expanded {
-            state.insert(class, 2);
-            order.push(class);
+            *walks.mark(class) = done;
+            walks.order.push(class);
             continue;
         }
-        match state.get(&class) {
-            Some(2) => continue,
-            Some(_) => return None,
-            None => {}
+        match *walks.mark(class) {
+            m if m == done => continue,
+            m if m == on_path => return None,
+            _ => {}
         }
-        state.insert(class, 1);
-        stack.push((class, true));
+        *walks.mark(class) = on_path;
+        walks.stack.push((class, true));
         for c in &graph[class].nodes[*choice.get(&class)?].children {
             let c = graph.find(*c);
-            match state.get(&c) {
-                Some(2) => {}
-                Some(_) => return None,
-                None => stack.push((c, false)),
+            match *walks.mark(c) {
+                m if m == done => {}
+                m if m == on_path => return None,
+                _ => walks.stack.push((c, false)),
             }
         }
     }
-    Some(order)
+    Some(&walks.order)
 }
 
 /// The DAG cost of the form `choice` gives `root`, or `None` if it has a cycle.
@@ -162,8 +193,9 @@ fn form_cost(
     cost: &LiftCost<'_>,
     root: Id,
     choice: &HashMap<Id, usize>,
+    walks: &mut Walks,
 ) -> Option<Key> {
-    let classes = reachable(graph, root, choice)?;
+    let classes = reachable(graph, root, choice, walks)?;
     Some(classes.iter().fold((Cost::default(), 0), |(a, n), c| {
         let (b, m) = cost.own(&graph[*c].nodes[choice[c]]);
         (a + b, n + m)
@@ -224,7 +256,7 @@ fn build(
 ) -> Option<RecExpr<Node>> {
     let mut out = RecExpr::default();
     let mut built: HashMap<Id, Id> = HashMap::default();
-    for class in reachable(graph, root, choice)? {
+    for &class in reachable(graph, root, choice, &mut Walks::default())? {
         let mut n = graph[class].nodes[choice[&class]].clone();
         for c in n.children.iter_mut() {
             *c = built[&graph.find(*c)];
