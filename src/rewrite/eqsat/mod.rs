@@ -469,6 +469,24 @@ fn search(graph: &EGraph<Node, Facts<'_>>, rules: &[&Rule], first_equality: usiz
     out
 }
 
+/// Whether `p` may match in `class`: its type fits, and an operator pattern's operator is
+/// among the class's members with its arity. A necessary condition, checked without
+/// copying bindings.
+fn may_match(graph: &EGraph<Node, Facts<'_>>, p: &Pat, class: Id) -> bool {
+    let class = graph.find(class);
+    let ty = graph[class].data.rep.ty();
+    let constant = matches!(p.kind, PatKind::Wild(_) | PatKind::Lit(_));
+    if (!constant && ty.elem != p.elem) || p.lanes.is_some_and(|l| l != ty.lanes) {
+        return false;
+    }
+    match &p.kind {
+        PatKind::Op(op, args) => graph[class].iter().any(|n| {
+            n.children.len() == args.len() && graph.analysis.shapes.exemplar(n.shape).op() == op
+        }),
+        _ => true,
+    }
+}
+
 /// Matches each pattern against its class, in order, extending `b`; every complete set of
 /// bindings goes to `out`.
 fn match_goals(
@@ -526,6 +544,15 @@ fn match_goals(
                     &[[0, 1]]
                 };
                 for order in orders {
+                    let child = |k: usize| n.children[if args.len() == 2 { order[k] } else { k }];
+                    // Ruled out before anything is copied: most members fail here.
+                    if !args
+                        .iter()
+                        .enumerate()
+                        .all(|(k, a)| may_match(graph, a, child(k)))
+                    {
+                        continue;
+                    }
                     let mut next: Vec<(&Pat, Id)> = args
                         .iter()
                         .enumerate()
