@@ -105,10 +105,10 @@ pub struct SplatFolder {
     /// Each node folded so far: the node (kept alive, as its id is its address), its
     /// folded form, and whether it is a constant.
     folded: crate::util::idhash::IdMap<usize, (Expr, Expr, bool)>,
-    /// Why an FPIR operation over operands of given types is a lane loop
-    /// (`cform::lane_loop_reason`), by the operation written over variables: the answer
-    /// does not depend on what the operands compute, and a kernel has many nodes of one
-    /// shape (a tap's product per tap).
+    /// Why an FPIR operation is a lane loop (`cform::lane_loop_reason`), by the operation
+    /// written over variables in place of its opaque operands (constants and splats stay):
+    /// the answer does not depend on what those compute, and a kernel has many nodes of
+    /// one shape (a tap's product per tap).
     pub(super) loop_reasons: crate::util::idhash::IdMap<usize, (Expr, Option<&'static str>)>,
 }
 

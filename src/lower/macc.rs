@@ -45,7 +45,8 @@ pub fn candidate(e: &Expr) -> Option<Expr> {
     rebuild(e).filter(|chain| agrees(e, chain))
 }
 
-/// [`candidate`] before the check by evaluation (selection checks it only if it wins).
+/// [`candidate`] before the check by evaluation (selection checks it where its result
+/// uses it: `select::Selector::select_trusting`).
 pub fn rebuild(e: &Expr) -> Option<Expr> {
     let t = e.ty();
     let lin = read_sum(e)?;

@@ -11,6 +11,7 @@
 
 pub mod cform;
 pub mod conformance;
+mod dag_cost;
 pub mod emit;
 pub mod harness;
 pub mod lanes;
@@ -286,7 +287,10 @@ type ChunkInputs = (
 
 /// A selection kept for the next form of the same expression: what it was made for (the
 /// chunk's index range, its variables and buffers, which fix the bounds and the
-/// validation inputs) and the selector with its memo.
+/// validation inputs) and the selector with its memo. The next form reuses the memo as
+/// one selection does (a sum selected before it was seen inside a larger one keeps what
+/// it selected then); that this chooses what separate selections do is measured on the
+/// suite and the fuzz kernels, not guaranteed.
 struct SharedSelection<'b> {
     at: Option<(i128, i128)>,
     inputs: ChunkInputs,

@@ -24,7 +24,8 @@ pub(super) fn candidate(e: &Expr) -> Option<Expr> {
     rebuild(e).filter(|out| super::linear::agrees(e, out))
 }
 
-/// [`candidate`] before the check (selection checks it only if it would win).
+/// [`candidate`] before the check (selection checks it where its result uses it:
+/// `select::Selector::select_trusting`).
 pub(super) fn rebuild(e: &Expr) -> Option<Expr> {
     let t = e.ty();
     if t.is_scalar()

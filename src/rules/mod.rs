@@ -82,7 +82,8 @@ pub struct Rule {
 /// A left-hand side's root operator, element type and lane count (`None`: any).
 type RootKey = (OpKey, Elem, Option<u32>);
 
-/// A set of rules indexed by the root operator and element type of their left-hand sides.
+/// A set of rules indexed by the root operator, element type and (where fixed) lane count
+/// of their left-hand sides.
 #[derive(Clone, Debug, Default)]
 pub struct RuleSet {
     /// The rules, in file order.
@@ -150,7 +151,6 @@ impl RuleSet {
     }
 
     fn reindex(&mut self) {
-        self.index.clear();
         let roots = || {
             self.rules.iter().enumerate().flat_map(|(ri, r)| {
                 r.insts

@@ -9,7 +9,8 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// A hasher for keys that are one integer (addresses, ids, precomputed hashes).
+/// A hasher for keys that are one integer (addresses, ids, precomputed hashes), or a few
+/// (tuples of them, e-graph nodes); other bytes (names) go through FNV-1a.
 #[derive(Default, Clone, Copy)]
 pub struct IdHasher(u64);
 

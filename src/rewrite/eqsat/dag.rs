@@ -10,14 +10,13 @@
 //! either.
 
 use std::collections::BTreeMap;
-
-use crate::util::idhash::IdMap as HashMap;
 use std::rc::Rc;
 
 use egg::{EGraph, Id, RecExpr};
 
 use super::{Facts, LiftCost, Node};
 use crate::rules::cost::Cost;
+use crate::util::idhash::IdMap;
 
 /// A cost with its tie-breaker: the lifting cost, then nodes outside greedy's form.
 type Key = (Cost, u32);
@@ -40,7 +39,7 @@ pub(super) fn extract(
     cost: &LiftCost<'_>,
     root: Id,
 ) -> Option<RecExpr<Node>> {
-    let mut best: HashMap<Id, (usize, Needs)> = HashMap::default();
+    let mut best: IdMap<Id, (usize, Needs)> = IdMap::default();
     // Classes in id order, so the passes (and ties) do not depend on hashing.
     let mut classes: Vec<&egg::EClass<Node, _>> = graph.classes().collect();
     classes.sort_by_key(|c| c.id);
@@ -68,7 +67,7 @@ pub(super) fn extract(
     if !best.contains_key(&root) {
         return None;
     }
-    let mut choice: HashMap<Id, usize> = best.iter().map(|(c, (k, _))| (*c, *k)).collect();
+    let mut choice: IdMap<Id, usize> = best.iter().map(|(c, (k, _))| (*c, *k)).collect();
     improve(graph, cost, root, &mut choice);
     build(graph, &choice, root)
 }
@@ -81,7 +80,7 @@ fn improve(
     graph: &EGraph<Node, Facts<'_>>,
     cost: &LiftCost<'_>,
     root: Id,
-    choice: &mut HashMap<Id, usize>,
+    choice: &mut IdMap<Id, usize>,
 ) {
     let mut walks = Walks::default();
     let Some(mut current) = form_cost(graph, cost, root, choice, &mut walks) else {
@@ -150,7 +149,7 @@ impl Walks {
 fn reachable<'w>(
     graph: &EGraph<Node, Facts<'_>>,
     root: Id,
-    choice: &HashMap<Id, usize>,
+    choice: &IdMap<Id, usize>,
     walks: &'w mut Walks,
 ) -> Option<&'w [Id]> {
     walks.walk += 1;
@@ -192,7 +191,7 @@ fn form_cost(
     graph: &EGraph<Node, Facts<'_>>,
     cost: &LiftCost<'_>,
     root: Id,
-    choice: &HashMap<Id, usize>,
+    choice: &IdMap<Id, usize>,
     walks: &mut Walks,
 ) -> Option<Key> {
     let classes = reachable(graph, root, choice, walks)?;
@@ -209,7 +208,7 @@ fn node_needs(
     cost: &LiftCost<'_>,
     class: Id,
     node: &Node,
-    best: &HashMap<Id, (usize, Needs)>,
+    best: &IdMap<Id, (usize, Needs)>,
 ) -> Option<Needs> {
     let mut children: Vec<&Needs> = Vec::with_capacity(node.children.len());
     for c in &node.children {
@@ -251,11 +250,11 @@ fn node_needs(
 /// `None` if the choices make a cycle.
 fn build(
     graph: &EGraph<Node, Facts<'_>>,
-    choice: &HashMap<Id, usize>,
+    choice: &IdMap<Id, usize>,
     root: Id,
 ) -> Option<RecExpr<Node>> {
     let mut out = RecExpr::default();
-    let mut built: HashMap<Id, Id> = HashMap::default();
+    let mut built: IdMap<Id, Id> = IdMap::default();
     for &class in reachable(graph, root, choice, &mut Walks::default())? {
         let mut n = graph[class].nodes[choice[&class]].clone();
         for c in n.children.iter_mut() {
@@ -293,15 +292,10 @@ mod tests {
             shapes: Shapes::default(),
             bounds: &mut bounds,
         });
-        let mut memo = HashMap::default();
-        let root = add_expr(&mut graph, &root_expr, &HashMap::default(), &mut memo);
+        let mut memo = IdMap::default();
+        let root = add_expr(&mut graph, &root_expr, &IdMap::default(), &mut memo);
         let product = memo[&root_expr.arg(0).id()];
-        let alone = add_expr(
-            &mut graph,
-            &other,
-            &HashMap::default(),
-            &mut HashMap::default(),
-        );
+        let alone = add_expr(&mut graph, &other, &IdMap::default(), &mut IdMap::default());
         // Extraction only compares members: the two need not be equal for this test.
         graph.union(product, alone);
         graph.rebuild();

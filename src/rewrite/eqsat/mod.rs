@@ -469,14 +469,19 @@ fn search(graph: &EGraph<Node, Facts<'_>>, rules: &[&Rule], first_equality: usiz
     out
 }
 
+/// Whether a class of type `ty` fits `p`'s type: its element type (constants match by
+/// value) and its lanes where `p` fixes them.
+fn class_type_fits(p: &Pat, ty: crate::types::Type) -> bool {
+    let constant = matches!(p.kind, PatKind::Wild(_) | PatKind::Lit(_));
+    (constant || ty.elem == p.elem) && p.lanes.is_none_or(|l| l == ty.lanes)
+}
+
 /// Whether `p` may match in `class`: its type fits, and an operator pattern's operator is
 /// among the class's members with its arity. A necessary condition, checked without
 /// copying bindings.
 fn may_match(graph: &EGraph<Node, Facts<'_>>, p: &Pat, class: Id) -> bool {
     let class = graph.find(class);
-    let ty = graph[class].data.rep.ty();
-    let constant = matches!(p.kind, PatKind::Wild(_) | PatKind::Lit(_));
-    if (!constant && ty.elem != p.elem) || p.lanes.is_some_and(|l| l != ty.lanes) {
+    if !class_type_fits(p, graph[class].data.rep.ty()) {
         return false;
     }
     match &p.kind {
@@ -501,9 +506,7 @@ fn match_goals(
     };
     let class = graph.find(*class);
     let data = &graph[class].data;
-    let ty = data.rep.ty();
-    let constant = matches!(p.kind, PatKind::Wild(_) | PatKind::Lit(_));
-    if (!constant && ty.elem != p.elem) || p.lanes.is_some_and(|l| l != ty.lanes) {
+    if !class_type_fits(p, data.rep.ty()) {
         return;
     }
     match &p.kind {

@@ -36,7 +36,8 @@ pub fn candidate(e: &Expr, table: &InstrTable) -> Option<Expr> {
     rebuild(e, table).filter(|out| agrees(e, out))
 }
 
-/// [`candidate`] before the check by evaluation (selection checks it only if it wins).
+/// [`candidate`] before the check by evaluation (selection checks it where its result
+/// uses it: `select::Selector::select_trusting`).
 pub fn rebuild(e: &Expr, table: &InstrTable) -> Option<Expr> {
     let t = e.ty();
     if !matches!(t.elem, Elem::U32 | Elem::I32) || !t.lanes.is_multiple_of(2) {

@@ -100,7 +100,8 @@ pub fn candidate(e: &Expr, table: &InstrTable) -> Option<Expr> {
     rebuild(e, table).filter(|out| agrees(e, out))
 }
 
-/// [`candidate`] before the check by evaluation (selection checks it only if it wins).
+/// [`candidate`] before the check by evaluation (selection checks it where its result
+/// uses it: `select::Selector::select_trusting`).
 pub fn rebuild(e: &Expr, table: &InstrTable) -> Option<Expr> {
     let t = e.ty();
     let bits = t.elem.bits();
