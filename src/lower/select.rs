@@ -421,18 +421,20 @@ mod tests {
         }
     }
 
+    /// Proposes its second expression (to be checked) for its first.
+    struct Propose(Expr, Expr);
+
+    impl Strategy for Propose {
+        fn name(&self) -> &'static str {
+            "test proposal"
+        }
+        fn propose(&self, e: &Expr, _: &mut Context<'_>) -> Option<Proposal> {
+            (*e == self.0).then(|| Proposal::Select(self.1.clone()).checked())
+        }
+    }
+
     #[test]
     fn proposals_taken_on_trust_are_checked_where_the_result_uses_them() {
-        /// Proposes `form` (to be checked) for `node`.
-        struct Propose(Expr, Expr);
-        impl Strategy for Propose {
-            fn name(&self) -> &'static str {
-                "test proposal"
-            }
-            fn propose(&self, e: &Expr, _: &mut Context<'_>) -> Option<Proposal> {
-                (*e == self.0).then(|| Proposal::Select(self.1.clone()).checked())
-            }
-        }
         let e = entry("(uint16)in_u16(x) * (uint16)4 + (uint16)in_u16(x + 1)", 8);
         let rules = RuleSet::default();
         let with = |form: &Expr| {
@@ -466,15 +468,6 @@ mod tests {
     /// through a slice) still has that form checked.
     #[test]
     fn a_part_of_a_trusted_form_is_checked_too() {
-        struct Propose(Expr, Expr);
-        impl Strategy for Propose {
-            fn name(&self) -> &'static str {
-                "test proposal"
-            }
-            fn propose(&self, e: &Expr, _: &mut Context<'_>) -> Option<Proposal> {
-                (*e == self.0).then(|| Proposal::Select(self.1.clone()).checked())
-            }
-        }
         // Sixteen half words: two registers of 128 bits.
         let wide = entry("(uint16)in_u16(x) * (uint16)4 + (uint16)in_u16(x + 1)", 16);
         let low = crate::ir::mk_typed(
