@@ -159,8 +159,8 @@ fn over_variables(e: &Expr, folder: &mut SplatFolder) -> Expr {
         .map(|(a, name)| {
             let opaque = !a.ty().is_scalar()
                 && !matches!(a.op(), Op::Const(_) | Op::Broadcast)
-                && folder.fold(a) == *a
-                && !folder.is_constant(a);
+                && !folder.is_constant(a)
+                && folder.fold(a) == *a;
             if opaque {
                 Expr::var(name, a.ty())
             } else {

@@ -272,11 +272,8 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
 /// Lowers `e` as it is, without lifting it first (to exercise one lowering rule's
 /// left-hand side exactly as written).
 pub fn lower_unlifted(e: &Expr, backend: &Backend) -> Lowered {
-    lower_from(e, e.clone(), backend, backend.target.chunk_by_narrowest())
-}
-
-fn lower_from(e: &Expr, lifted: Expr, backend: &Backend, by_narrowest: bool) -> Lowered {
-    lower_shared(e, lifted, backend, by_narrowest, &mut None)
+    let by_narrowest = backend.target.chunk_by_narrowest();
+    lower_shared(e, e.clone(), backend, by_narrowest, &mut None)
 }
 
 /// A chunk's variables (with their types) and buffers (with their element types).
@@ -297,8 +294,9 @@ struct SharedSelection<'b> {
     selector: select::Selector<'b>,
 }
 
-/// [`lower_from`], selecting with the selector in `shared` when it was made for the same
-/// bounds and inputs (and leaving its own there).
+/// Lowers `e` from its form `lifted`, chunked by its narrowest type when `by_narrowest`,
+/// selecting with the selector in `shared` when it was made for the same bounds and inputs
+/// (and leaving its own there).
 fn lower_shared<'b>(
     e: &Expr,
     lifted: Expr,
@@ -339,13 +337,14 @@ fn lower_shared<'b>(
             });
         }
         let sh = shared.as_mut().expect("set above");
-        if let Some(s) = sh.selector.select_trusting(&prepared.chunk) {
-            let origins = sh.selector.origins_in(&s.expr).into();
-            return (s, origins);
-        }
-        // A proposal taken on trust was wrong: select again checking each one, as made.
-        sh.selector = selector(backend, bounds(), &prepared.chunk);
-        let s = sh.selector.select(&prepared.chunk);
+        let s = match sh.selector.select_trusting(&prepared.chunk) {
+            Some(s) => s,
+            None => {
+                // A proposal taken on trust was wrong: select again checking each one.
+                sh.selector = selector(backend, bounds(), &prepared.chunk);
+                sh.selector.select(&prepared.chunk)
+            }
+        };
         let origins = sh.selector.origins_in(&s.expr).into();
         (s, origins)
     });

@@ -693,3 +693,39 @@ fn dummy() -> Pat {
         lanes: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Op, mk};
+
+    /// A node is offered the rules written at any lane count and those written at its own,
+    /// in file order, and never those written at another lane count.
+    #[test]
+    fn candidates_are_the_rules_at_any_lanes_and_at_the_nodes_own() {
+        let text = "\
+rule at_sixteen(a: u8x16, b: u8x16):
+    a + b => b + a
+rule at_any(a: T, b: T) where T unsigned, T.bits <= 8:
+    a + b => b + a
+rule at_eight(a: u8x8, b: u8x8):
+    a + b => b + a
+";
+        let src = Source::new("test.rules", text);
+        let rules = RuleSet::load(&src, RuleKind::Lower).unwrap_or_else(|d| panic!("{d}"));
+        let offered = |lanes: u32| {
+            let t = Type::vec(Elem::U8, lanes);
+            let e = mk(Op::Add, vec![Expr::var("a", t), Expr::var("b", t)]);
+            let mut names: Vec<&str> = rules
+                .candidates(&e)
+                .iter()
+                .map(|&(ri, _)| rules.rules[ri].decl.name.as_str())
+                .collect();
+            names.dedup();
+            names
+        };
+        assert_eq!(offered(16), ["at_sixteen", "at_any"]);
+        assert_eq!(offered(8), ["at_any", "at_eight"]);
+        assert_eq!(offered(32), ["at_any"]);
+    }
+}
