@@ -70,9 +70,14 @@ impl Cache {
                     }
                     if rest.is_empty() {
                         keys.insert(key.to_string());
-                    } else if let Some(list) = rest.strip_prefix("enum ") {
+                    } else if let Some(list) = rest.strip_prefix("enum") {
+                        let list = list.trim_start();
                         let value = if list == "*" {
                             None
+                        } else if list == "-" || list.is_empty() {
+                            // No admissible constants (written `-`; a bare `enum` is what
+                            // an earlier version wrote, trimmed).
+                            Some(Vec::new())
                         } else {
                             Some(
                                 list.split(';')
@@ -174,6 +179,7 @@ impl Cache {
             if !prune || self.used.contains(k) {
                 let list = match v {
                     None => "*".to_string(),
+                    Some(a) if a.is_empty() => "-".to_string(),
                     Some(a) => a.iter().map(show_assignment).collect::<Vec<_>>().join(";"),
                 };
                 lines.push(format!("{k} enum {list}"));
@@ -189,5 +195,28 @@ impl Cache {
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A constant domain with no admissible constant is written and read back as empty,
+    /// beside a full one and one too large to list.
+    #[test]
+    fn an_empty_enumeration_round_trips() {
+        let dir = crate::isa::toolchain::scratch("cache-test");
+        let path = dir.join("cache.txt");
+        let mut cache = Cache::load(&path).expect("a missing cache is empty");
+        let one: Assignment = [(0, 3)].into_iter().collect();
+        cache.insert_enumeration("a".repeat(64), Some(Vec::new()));
+        cache.insert_enumeration("b".repeat(64), Some(vec![one.clone()]));
+        cache.insert_enumeration("c".repeat(64), None);
+        cache.save(false).expect("saved");
+        let mut read = Cache::load(&path).expect("what was saved loads");
+        assert_eq!(read.enumeration(&"a".repeat(64)), Some(Some(Vec::new())));
+        assert_eq!(read.enumeration(&"b".repeat(64)), Some(Some(vec![one])));
+        assert_eq!(read.enumeration(&"c".repeat(64)), Some(None));
     }
 }
