@@ -122,6 +122,13 @@ fn bounds_predicated_rules_fire() {
 }
 
 #[test]
+fn relations_and_constants_simplify() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/lift/simplify.hl");
+    let (out, _) = run_file(&path);
+    expect_test::expect_file!["golden/lift/simplify.out"].assert_eq(&out);
+}
+
+#[test]
 fn fpir_forms_normalise() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/lift/fpir_forms.hl");
     let (out, _) = run_file(&path);

@@ -97,6 +97,32 @@ pub fn apply(rule: &Rule, inst: &Inst, e: &Expr, bounds: &mut dyn Bounds) -> Opt
     build_rhs(inst, &b, e.ty().lanes)
 }
 
+/// `e` as the constant it computes, when every operand is a constant and every lane of the
+/// result is the same value. Rules leave such nodes behind (`x - x` becomes 0, leaving
+/// `rounding_shift_right(0, 10)`), and clang folds them in the scalar baseline; selected
+/// as written they cost instructions. The interpreter defines the value, so the fold is
+/// exact, and a constant is free under the cost model, so folding keeps rewriting
+/// terminating.
+pub fn fold_constant_node(e: &Expr) -> Option<Expr> {
+    use crate::ir::Op;
+    if e.args().is_empty()
+        || e.ty().elem == crate::types::Elem::Bool
+        || matches!(
+            e.op(),
+            Op::Const(_) | Op::Var(_) | Op::Load(..) | Op::Ramp | Op::Broadcast | Op::Let(_)
+        )
+        || !e.args().iter().all(|a| a.as_const_bits().is_some())
+    {
+        return None;
+    }
+    let value = crate::interp::eval(e, &crate::interp::Env::new()).ok()?;
+    let first = *value.lanes.first()?;
+    if value.lanes.iter().any(|&l| l != first) {
+        return None;
+    }
+    Some(Expr::bits(e.ty().elem, first).broadcast(e.ty().lanes))
+}
+
 struct Run<'a, 'r> {
     rules: &'r RuleSet,
     bounds: &'a mut dyn Bounds,
@@ -113,6 +139,19 @@ impl Run<'_, '_> {
         }
         let args: Vec<Expr> = e.args().iter().map(|a| self.norm(a)).collect();
         let cur = e.with_args(args).expect("normal forms keep types");
+        if let Some(folded) = fold_constant_node(&cur) {
+            if let Some(t) = self.trace.as_deref_mut() {
+                t.push(TraceEvent {
+                    rule: "fold_constants".into(),
+                    location: "(the reference interpreter)".into(),
+                    instantiation: String::new(),
+                    before: cur.clone(),
+                    after: folded.clone(),
+                });
+            }
+            self.memo.insert(e.id(), (e.clone(), folded.clone()));
+            return folded;
+        }
         let result = match self.best(&cur) {
             Some((next, ri, ii)) => {
                 if let Some(t) = self.trace.as_deref_mut() {
