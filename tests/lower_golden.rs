@@ -71,6 +71,12 @@ const CASES: &[(&str, u32)] = &[
         "(uint16)saturating_cast(((int32)in_i32(x)*(int32)in_i32(x + 16)) >> (int32)3)",
         16,
     ),
+    // A byte read back wide: the saturating narrow is a clamp in the source's type and the
+    // byte shift a word shift and a mask, with no pack and no vpmovzx.
+    (
+        "int16(shift_left((uint8)saturating_cast((uint16)in_u16(x)), (uint8)3))",
+        16,
+    ),
     // A width that is not a register multiple: two chunks, the last one partial.
     (
         "select((uint8)in_u8(x) > (uint8)7, (uint8)in_u8(x), (uint8)in_u8(x + 16))",
