@@ -28,22 +28,49 @@ pub enum Term {
 }
 
 /// `acc + sum(weight * term)`, weights modulo 2^bits.
-#[derive(Default, Debug)]
+#[derive(Debug)]
 pub struct Linear {
     pub terms: Vec<(Term, i128)>,
     pub acc: Option<Expr>,
     /// Whether products of 16-bit taps are terms too (the pairwise builder of `pairs`
     /// multiplies half words; HVX's reduction multiplies take bytes only).
     pub word_products: bool,
+    /// The most terms read before giving up: [`DEFAULT_MAX_TERMS`] for the reduction
+    /// multiplies and dot products, which sum at most four taps per instruction; the
+    /// pairwise builder takes a whole 16-tap row (two taps per instruction).
+    pub max_terms: usize,
     /// Nodes read so far: a shared sub-expression is read once per use, so reading stops
     /// at [`BUDGET`] rather than growing with the number of paths through a DAG.
     visits: usize,
+}
+
+/// The default of [`Linear::max_terms`].
+pub const DEFAULT_MAX_TERMS: usize = 8;
+
+impl Default for Linear {
+    fn default() -> Self {
+        Linear {
+            terms: Vec::new(),
+            acc: None,
+            word_products: false,
+            max_terms: DEFAULT_MAX_TERMS,
+            visits: 0,
+        }
+    }
 }
 
 /// The most nodes a linear form is read through (a reduction multiply sums at most four).
 const BUDGET: usize = 256;
 
 impl Linear {
+    /// An empty form read with at most `max_terms` terms.
+    pub fn with_max_terms(max_terms: usize) -> Linear {
+        Linear {
+            max_terms,
+            ..Linear::default()
+        }
+    }
+
     /// The form `sum(weight * term)`, without accumulator.
     pub fn of_terms(terms: Vec<(Term, i128)>) -> Linear {
         Linear {
@@ -64,7 +91,7 @@ impl Linear {
 /// Reads `e` (of the result's width `bits`) as a linear form scaled by `scale`.
 pub fn read(e: &Expr, scale: i128, bits: u32, out: &mut Linear) -> Option<()> {
     out.visits += 1;
-    if out.visits > BUDGET || out.terms.len() > 8 {
+    if out.visits > BUDGET || out.terms.len() > out.max_terms {
         return None;
     }
     let t = e.ty();
@@ -126,7 +153,7 @@ pub fn read(e: &Expr, scale: i128, bits: u32, out: &mut Linear) -> Option<()> {
 /// Reads a value computed exactly (no wrap-around) as a linear form.
 fn exact(e: &Expr, scale: i128, out: &mut Linear) -> Option<()> {
     out.visits += 1;
-    if out.visits > BUDGET || out.terms.len() > 8 {
+    if out.visits > BUDGET || out.terms.len() > out.max_terms {
         return None;
     }
     // A change of signedness of a sum is read through when the sum fits (it changes `out`
@@ -166,7 +193,7 @@ fn exact_node(e: &Expr, scale: i128, out: &mut Linear) -> Option<()> {
         Op::Cast if widening(e) => exact(e.arg(0), scale, out),
         // A change of signedness keeps an exact value whose every lane fits the new type.
         Op::Cast if e.arg(0).ty().elem.bits() == e.ty().elem.bits() => {
-            let mut inner = Linear::default();
+            let mut inner = Linear::with_max_terms(out.max_terms);
             exact(e.arg(0), 1, &mut inner)?;
             let (lo, hi) = range(&inner)?;
             let el = e.ty().elem;

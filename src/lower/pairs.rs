@@ -17,6 +17,11 @@ use crate::types::{Elem, Type};
 
 use super::linear::{Linear, Term, read, reinterpret, weight_in};
 
+/// The most taps a pairwise form is built from: a 16-tap row of a small matrix product is
+/// eight instructions, where the default limit of a linear form left half its taps to
+/// 32-bit multiplies.
+const MAX_TERMS: usize = 32;
+
 /// The pairwise form of `e`, when `e` is a 32-bit vector sum of at least two weighted taps
 /// that 16 bits hold, with weights 16 bits hold; checked by evaluation.
 #[cfg(test)]
@@ -37,7 +42,7 @@ pub(super) fn rebuild(e: &Expr) -> Option<Expr> {
     {
         return None;
     }
-    let mut lin = Linear::default();
+    let mut lin = Linear::with_max_terms(MAX_TERMS);
     lin.word_products = true;
     read(e, 1, 32, &mut lin)?;
     lin.terms.retain(|(_, w)| w.rem_euclid(1 << 32) != 0);
@@ -190,6 +195,23 @@ mod tests {
                 crate::interp::eval(&cand, &env).unwrap().lanes
             );
         }
+    }
+
+    /// A row of a small matrix product: sixteen byte taps times sixteen splatted words
+    /// (more than the default limit of a linear form) are eight pair products.
+    #[test]
+    fn a_sixteen_tap_row_is_eight_pair_products() {
+        let mut vars = vec![];
+        let mut terms = vec![];
+        for k in 0..16 {
+            vars.push((format!("t{k}"), "u8x8"));
+            vars.push((format!("w{k}"), "i16x8"));
+            terms.push(format!("int32(t{k})*int32(w{k})"));
+        }
+        let vars: Vec<(&str, &str)> = vars.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        let e = parse(&terms.join(" + "), &vars);
+        let cand = candidate(&e).expect("sixteen products of bytes and words");
+        assert_eq!(pairs_in(&cand), 8, "{cand}");
     }
 
     #[test]
