@@ -20,7 +20,7 @@ use super::linear::{Linear, Term, read, reinterpret, weight_in};
 /// The most taps a pairwise form is built from: a 16-tap row of a small matrix product is
 /// eight instructions, where the default limit of a linear form left half its taps to
 /// 32-bit multiplies.
-const MAX_TERMS: usize = 32;
+const MAX_TERMS: usize = 16;
 
 /// The pairwise form of `e`, when `e` is a 32-bit vector sum of at least two weighted taps
 /// that 16 bits hold, with weights 16 bits hold; checked by evaluation.
