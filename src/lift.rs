@@ -182,20 +182,14 @@ fn ready_to_lift(e: &Expr) -> Expr {
 /// Evaluates scalar operations on constants (`shift_left((int64)1, (uint64)31)`, which
 /// simd_op_check writes for 2^31), so that rules see the constant their wildcards match.
 pub fn fold_scalar_constants(e: &Expr) -> Expr {
-    use crate::ir::Op;
     crate::ir::visit::rebuild(e, |node, args| -> Result<Expr, crate::ir::TypeError> {
-        let rebuilt = node.with_args(args.clone())?;
-        let foldable = rebuilt.ty().is_scalar()
-            && !args.is_empty()
-            && !matches!(node.op(), Op::Load(..) | Op::Let(_) | Op::Instr(_))
-            && args.iter().all(|a| matches!(a.op(), Op::Const(_)));
-        if !foldable {
-            return Ok(rebuilt);
+        let rebuilt = node.with_args(args)?;
+        if rebuilt.ty().is_scalar()
+            && let Some(folded) = crate::rewrite::fold_constant_node(&rebuilt)
+        {
+            return Ok(folded);
         }
-        match crate::interp::eval(&rebuilt, &crate::interp::Env::new()) {
-            Ok(v) => Ok(Expr::bits(rebuilt.ty().elem, v.lanes[0])),
-            Err(_) => Ok(rebuilt),
-        }
+        Ok(rebuilt)
     })
     .unwrap_or_else(|_| e.clone())
 }

@@ -105,11 +105,19 @@ pub fn apply(rule: &Rule, inst: &Inst, e: &Expr, bounds: &mut dyn Bounds) -> Opt
 /// terminating.
 pub fn fold_constant_node(e: &Expr) -> Option<Expr> {
     use crate::ir::Op;
+    // Boolean vectors stay as written (their constants are not splats of bits); a scalar
+    // boolean folds like any scalar.
     if e.args().is_empty()
-        || e.ty().elem == crate::types::Elem::Bool
+        || (e.ty().elem == crate::types::Elem::Bool && !e.ty().is_scalar())
         || matches!(
             e.op(),
-            Op::Const(_) | Op::Var(_) | Op::Load(..) | Op::Ramp | Op::Broadcast | Op::Let(_)
+            Op::Const(_)
+                | Op::Var(_)
+                | Op::Load(..)
+                | Op::Ramp
+                | Op::Broadcast
+                | Op::Let(_)
+                | Op::Instr(_)
         )
         || !e.args().iter().all(|a| a.as_const_bits().is_some())
     {
