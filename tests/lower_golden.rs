@@ -158,6 +158,19 @@ const HVX_CASES: &[(&str, u32)] = &[
     ),
 ];
 
+/// Arm Neon: narrowings of two registers into one, the high half by a `*2` form.
+const ARM_CASES: &[(&str, u32)] = &[
+    // A saturating narrowing shift: sqshrn, then sqshrn2 (not sshr and sqxtn2).
+    ("(int16)saturating_cast((int32)in_i32(x) >> (int32)1)", 8),
+    // Signed to unsigned: sqshrun and sqshrun2.
+    ("(uint8)saturating_cast((int16)in_i16(x) >> (int16)2)", 16),
+    // The rounded high half of a sum: raddhn and raddhn2.
+    (
+        "(uint16)rounding_shift_right((uint32)in_u32(x) + (uint32)in_u32(x + 8), (uint32)16)",
+        8,
+    ),
+];
+
 fn listing(target: &str) -> String {
     listing_of(target, CASES)
 }
@@ -198,4 +211,10 @@ fn avx512_instruction_choices() {
 #[test]
 fn hvx_instruction_choices() {
     expect_test::expect_file!["golden/lower/hvx.out"].assert_eq(&listing_of("hvx", HVX_CASES));
+}
+
+#[test]
+fn arm_instruction_choices() {
+    expect_test::expect_file!["golden/lower/arm-neon.out"]
+        .assert_eq(&listing_of("arm-neon", ARM_CASES));
 }
