@@ -373,6 +373,32 @@ fn row_sums_take_loads_from_the_previous_chunk_where_loads_bound_them() {
     assert!(!c.contains("_prev"), "{c}");
 }
 
+/// On Arm, a row's main loop counts its iterations and the rows a product reads are
+/// pinned in registers of their own (clang's loop strength reduction otherwise adds the
+/// stride before each load); the code is right at widths around the loop's step and at
+/// several heights. x86 keeps the stepped loop and unpinned rows.
+#[test]
+fn arm_rows_loops_are_counted_and_row_pointers_pinned() {
+    let k = kernel_of(
+        "input a: i8[2]\ninput b: i8[2]\nrdom k = 0..6\noutput out(x, y): u16 = sum(k, u16(a(k, y)) * u16(b(x, k)))\n",
+    );
+    let arm = harrow::targets::backend("arm-neon").unwrap();
+    let built = kernel::c_file::build(&k, &arm, None);
+    let pinned = built.c.matches("HV_PIN(b_hv_row").count();
+    assert!(
+        pinned >= 6,
+        "each row of `b` pinned ({pinned}):\n{}",
+        built.c
+    );
+    assert!(built.c.contains("hv_steps = e0 / "), "{}", built.c);
+    for extents in [[16, 1], [17, 3], [95, 2], [200, 5]] {
+        assert_runs_correctly(&k, &arm, &built.c, built.lanes, &extents);
+    }
+    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
+    let c = kernel::c_file::build(&k, &avx2, None).c;
+    assert!(!c.contains("HV_PIN(b_") && !c.contains("hv_steps"), "{c}");
+}
+
 /// A kernel from its text.
 fn kernel_of(text: &str) -> kernel::Kernel {
     kernel::parse(&harrow::diag::Source::new("t.hk", text)).unwrap()

@@ -195,6 +195,22 @@ pub trait Target: Send + Sync {
     fn derives_neighbour_loads(&self) -> bool {
         false
     }
+    /// Whether the row pointers a row loop reads are each kept in a register of their
+    /// own, hidden from clang's loop strength reduction: given pointers at multiples of
+    /// one stride (the rows of a matrix a product reads), it keeps one and adds the stride
+    /// before each load, an instruction per load inside the loop. Worth it with many
+    /// general registers (AArch64's 31); with x86's 16 the pointers would spill.
+    fn pins_row_pointers(&self) -> bool {
+        false
+    }
+    /// Whether a row's main loop counts its iterations (the position computed from the
+    /// count) rather than stepping the position and comparing it with the row's end.
+    /// On AArch64 clang then counts down and steps only the pointers, two instructions
+    /// fewer an iteration; on RISC-V it steps a pointer per row instead and spills
+    /// (average_pool: 64 -> 73 instructions an iteration), so each target says.
+    fn counted_row_loops(&self) -> bool {
+        false
+    }
     /// Whether chunks are sized by the narrowest element type in the expression (a full
     /// register of it) rather than by the result type.
     fn chunk_by_narrowest(&self) -> bool {

@@ -187,6 +187,14 @@ impl crate::isa::target::Target for Neon {
                 .any(|p| instruction.starts_with(p))
     }
 
+    fn pins_row_pointers(&self) -> bool {
+        true
+    }
+
+    fn counted_row_loops(&self) -> bool {
+        true
+    }
+
     fn mca_model(&self) -> Option<(&'static str, &'static str)> {
         Some(("aarch64-linux-gnu", "cortex-a76"))
     }
