@@ -373,17 +373,21 @@ fn row_sums_take_loads_from_the_previous_chunk_where_loads_bound_them() {
     assert!(!c.contains("_prev"), "{c}");
 }
 
-/// On Arm, a row's main loop counts its iterations and the rows a product reads are
-/// pinned in registers of their own (clang's loop strength reduction otherwise adds the
-/// stride before each load); the code is right at widths around the loop's step and at
-/// several heights. x86 keeps the stepped loop and unpinned rows.
+/// On Arm, a row's main loop counts its iterations; the rows a product reads are pinned
+/// in registers of their own (clang's loop strength reduction otherwise adds the stride
+/// before each load) where the target has the registers (Arm: 31), up to a limit; x86 and
+/// RISC-V keep the stepped loop and unpinned rows. The code is right at widths around the
+/// loop's step and at several heights.
 #[test]
 fn arm_rows_loops_are_counted_and_row_pointers_pinned() {
-    let k = kernel_of(
-        "input a: i8[2]\ninput b: i8[2]\nrdom k = 0..6\noutput out(x, y): u16 = sum(k, u16(a(k, y)) * u16(b(x, k)))\n",
-    );
+    let product = |rows: u32| {
+        kernel_of(&format!(
+            "input a: i8[2]\ninput b: i8[2]\nrdom k = 0..{rows}\noutput out(x, y): u16 = sum(k, u16(a(k, y)) * u16(b(x, k)))\n"
+        ))
+    };
+    let (six, thirty) = (product(6), product(30));
     let arm = harrow::targets::backend("arm-neon").unwrap();
-    let built = kernel::c_file::build(&k, &arm, None);
+    let built = kernel::c_file::build(&six, &arm, None);
     let pinned = built.c.matches("HV_PIN(b_hv_row").count();
     assert!(
         pinned >= 6,
@@ -392,11 +396,18 @@ fn arm_rows_loops_are_counted_and_row_pointers_pinned() {
     );
     assert!(built.c.contains("hv_steps = e0 / "), "{}", built.c);
     for extents in [[16, 1], [17, 3], [95, 2], [200, 5]] {
-        assert_runs_correctly(&k, &arm, &built.c, built.lanes, &extents);
+        assert_runs_correctly(&six, &arm, &built.c, built.lanes, &extents);
     }
-    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
-    let c = kernel::c_file::build(&k, &avx2, None).c;
-    assert!(!c.contains("HV_PIN(b_") && !c.contains("hv_steps"), "{c}");
+    let c = kernel::c_file::build(&thirty, &arm, None).c;
+    assert!(!c.contains("HV_PIN(b_"), "31 rows would spill:\n{c}");
+    for other in ["x86-avx2", "riscv-v"] {
+        let be = harrow::targets::backend(other).unwrap();
+        let c = kernel::c_file::build(&six, &be, None).c;
+        assert!(
+            !c.contains("HV_PIN(b_") && !c.contains("hv_steps"),
+            "{other}:\n{c}"
+        );
+    }
 }
 
 /// A kernel from its text.

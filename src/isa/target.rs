@@ -195,13 +195,13 @@ pub trait Target: Send + Sync {
     fn derives_neighbour_loads(&self) -> bool {
         false
     }
-    /// Whether the row pointers a row loop reads are each kept in a register of their
-    /// own, hidden from clang's loop strength reduction: given pointers at multiples of
-    /// one stride (the rows of a matrix a product reads), it keeps one and adds the stride
-    /// before each load, an instruction per load inside the loop. Worth it with many
-    /// general registers (AArch64's 31); with x86's 16 the pointers would spill.
-    fn pins_row_pointers(&self) -> bool {
-        false
+    /// The most row pointers a row loop keeps each in a register of its own, hidden from
+    /// clang's loop strength reduction (0: none): given pointers at multiples of one
+    /// stride (the rows of a matrix a product reads), it keeps one and adds the stride
+    /// before each load, an instruction per load inside the loop. Beyond what the general
+    /// registers hold beside the loop's own, the pinned pointers would spill.
+    fn pinned_row_pointers(&self) -> usize {
+        0
     }
     /// Whether a row's main loop counts its iterations (the position computed from the
     /// count) rather than stepping the position and comparing it with the row's end.

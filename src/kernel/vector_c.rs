@@ -105,7 +105,7 @@ impl<'a> Emitter<'a> {
                 scalar::base_ptr(&inp.name)
             ),
         );
-        if pin && self.target.pins_row_pointers() && !outer.is_empty() {
+        if pin && !outer.is_empty() {
             self.line(indent, &format!("HV_PIN(b_hv_row{r});"));
         }
     }
@@ -355,12 +355,18 @@ impl<'a> Emitter<'a> {
     /// Emits one row: the row pointers that depend only on output variables, then the
     /// vectors (or, for a copy or a fill, the plain loop).
     fn row(&mut self, ind: usize) {
+        let row_level = |r: &usize| !uses_domain_var(self.k, &self.c.rows[*r].1);
+        let pinned = (0..self.c.rows.len())
+            .filter(row_level)
+            .filter(|r| !self.c.rows[*r].1.is_empty())
+            .count();
+        let pin = pinned <= self.target.pinned_row_pointers();
         for r in 0..self.c.rows.len() {
             if !uses_domain_var(self.k, &self.c.rows[r].1) {
                 // Pinned once per row, outside every loop along it; a pointer set in a
                 // reduction's loop stays visible (pinned there, it kept clang from
                 // stepping it: matmul_i16 on Arm 6.0x -> 4.8x clang -O3).
-                self.row_decl(ind, r, true);
+                self.row_decl(ind, r, pin);
             }
         }
         if moves_data_only(self.c)

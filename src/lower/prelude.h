@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 /* Keeps a pointer in a register of its own, out of reach of clang's loop strength
-   reduction (Target::pins_row_pointers). */
+   reduction (Target::pinned_row_pointers). */
 #define HV_PIN(p) __asm__("" : "+r"(p))
 #ifdef __SIZEOF_INT128__
 typedef unsigned __int128 hv_u128;

@@ -187,8 +187,9 @@ impl crate::isa::target::Target for Neon {
                 .any(|p| instruction.starts_with(p))
     }
 
-    fn pins_row_pointers(&self) -> bool {
-        true
+    /// 31 general registers: rows of a product, with room for the loop's own.
+    fn pinned_row_pointers(&self) -> usize {
+        24
     }
 
     fn counted_row_loops(&self) -> bool {
