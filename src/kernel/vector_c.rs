@@ -355,19 +355,19 @@ impl<'a> Emitter<'a> {
     /// Emits one row: the row pointers that depend only on output variables, then the
     /// vectors (or, for a copy or a fill, the plain loop).
     fn row(&mut self, ind: usize) {
-        let row_level = |r: &usize| !uses_domain_var(self.k, &self.c.rows[*r].1);
-        let pinned = (0..self.c.rows.len())
-            .filter(row_level)
-            .filter(|r| !self.c.rows[*r].1.is_empty())
+        // Pinned once per row, outside every loop along it; a pointer set in a reduction's
+        // loop stays visible (pinned there, it kept clang from stepping it: matmul_i16 on
+        // Arm 6.0x -> 4.8x clang -O3).
+        let row_level: Vec<usize> = (0..self.c.rows.len())
+            .filter(|&r| !uses_domain_var(self.k, &self.c.rows[r].1))
+            .collect();
+        let pinned = row_level
+            .iter()
+            .filter(|&&r| !self.c.rows[r].1.is_empty())
             .count();
         let pin = pinned <= self.target.pinned_row_pointers();
-        for r in 0..self.c.rows.len() {
-            if !uses_domain_var(self.k, &self.c.rows[r].1) {
-                // Pinned once per row, outside every loop along it; a pointer set in a
-                // reduction's loop stays visible (pinned there, it kept clang from
-                // stepping it: matmul_i16 on Arm 6.0x -> 4.8x clang -O3).
-                self.row_decl(ind, r, pin);
-            }
+        for r in row_level {
+            self.row_decl(ind, r, pin);
         }
         if moves_data_only(self.c)
             && self.target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3"
