@@ -142,6 +142,21 @@ pub fn check(
                     (0..t.lanes as usize)
                         .map(|l| edges[(k + l * (k + 1) + (l / n) * (ri + 1) * (k + 2)) % n])
                         .collect()
+                } else if k % 4 == 3 && regs.len() > 1 && ri == regs.len() - 1 {
+                    // The last operand small (shift counts, lane indices): every lane in
+                    // `0 ..= bits + 1`, or on every other such set only the lowest lane
+                    // (a count read from the low 64 bits of a register).
+                    let w = t.elem.bits() as u64 + 2;
+                    let sparse = k % 8 == 7;
+                    (0..t.lanes)
+                        .map(|l| {
+                            if sparse && l > 0 {
+                                0
+                            } else {
+                                (rng.next_u64() % w) as u128
+                            }
+                        })
+                        .collect()
                 } else {
                     (0..t.lanes).map(|_| rng.lane(t.elem)).collect()
                 };
