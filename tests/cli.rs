@@ -731,3 +731,43 @@ fn explain_says_which_lifting_engine_won() {
         "{out}"
     );
 }
+
+#[test]
+fn isa_import_names_bad_vendors_and_missing_data() {
+    let (code, _, err) = harrow(&["isa", "import", "--vendor", "amd"]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("unknown vendor `amd`") && err.contains("intel"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let (code, _, err) = harrow(&["isa", "import", "--vendor", "arm"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no importer for `arm` yet"), "{err}");
+    let (code, _, err) = harrow(&[
+        "isa",
+        "import",
+        "--vendor",
+        "intel",
+        "--vendor-dir",
+        "/nonexistent-vendor-dir",
+    ]);
+    assert_ne!(code, 0);
+    assert!(err.contains("intel-intrinsics-hydride-union.xml"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn isa_import_prints_counts_by_reason() {
+    if harrow::util::shared::shared_dir().is_none() {
+        println!("skipped: ../shared not found");
+        return;
+    }
+    let (code, out, err) = harrow(&["isa", "import", "--vendor", "intel"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("3004 vendor entries"), "{out}");
+    assert!(
+        out.contains("imported: ") && out.contains("skipped, floating point: "),
+        "{out}"
+    );
+}

@@ -8,6 +8,7 @@ pub mod bench_report;
 mod compile;
 mod fuzz;
 mod inputs;
+pub mod isa;
 pub mod kernel;
 mod synth;
 
@@ -140,6 +141,8 @@ pub enum Command {
     /// Offline rule synthesis: search for proved instruction sequences cheaper than what
     /// selection chooses today, and write them as rules.
     Synth(synth::SynthArgs),
+    /// Instruction descriptions: import them from the vendors' specifications.
+    Isa(isa::IsaArgs),
 }
 
 /// `harrow verify`
@@ -296,6 +299,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Command::Bench(a) => kernel::cmd_bench(&a),
         Command::FuzzKernels(a) => fuzz::cmd_fuzz(&a),
         Command::Synth(a) => synth::cmd_synth(&a),
+        Command::Isa(a) => isa::cmd_isa(&a),
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod desc;
 pub mod hwcheck;
+pub mod import;
 pub mod target;
 pub mod toolchain;
 

@@ -31,6 +31,11 @@ pub struct Family {
     pub isa: fn() -> Result<&'static Isa, Diag>,
     /// The hand-written lowering rules: (path shown in diagnostics, text).
     pub rules: (&'static str, &'static str),
+    /// Reads the vendor's specification into descriptions (`harrow isa import`), if the
+    /// family has an importer.
+    pub importer: Option<crate::isa::import::Importer>,
+    /// Where the importer's output is committed, relative to the repository.
+    pub imported: &'static str,
 }
 
 /// One target of the registry.

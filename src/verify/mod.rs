@@ -9,6 +9,7 @@
 
 pub mod cache;
 pub mod cases;
+pub mod crosscheck;
 pub mod exhaust;
 pub mod obligation;
 pub mod smt;

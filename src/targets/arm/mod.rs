@@ -44,6 +44,8 @@ pub static FAMILY: Family = Family {
     name: "arm",
     isa: all,
     rules: ("src/targets/arm/lower.rules", include_str!("lower.rules")),
+    importer: None,
+    imported: "",
 };
 
 /// `arm-neon`.

@@ -49,6 +49,8 @@ pub static FAMILY: Family = Family {
     name: "hvx",
     isa: all,
     rules: ("src/targets/hvx/lower.rules", include_str!("lower.rules")),
+    importer: None,
+    imported: "",
 };
 
 /// `hvx`.

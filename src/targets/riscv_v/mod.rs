@@ -57,6 +57,8 @@ pub static FAMILY: Family = Family {
         "src/targets/riscv_v/lower.rules",
         include_str!("lower.rules"),
     ),
+    importer: None,
+    imported: "",
 };
 
 /// `riscv-v`.

@@ -3,6 +3,7 @@
 //! Programs are built with clang-19 for the host's architecture and run natively; code for
 //! a feature the host lacks (AVX-512 on most machines) is still compiled and selected.
 
+pub mod import;
 pub mod vnni;
 
 use std::collections::BTreeSet;
@@ -45,6 +46,8 @@ pub static FAMILY: Family = Family {
     name: "x86",
     isa: all,
     rules: ("src/targets/x86/lower.rules", include_str!("lower.rules")),
+    importer: Some(import::import),
+    imported: "src/targets/x86/imported/intel.isa",
 };
 
 const AVX2_FEATURES: &[&str] = &["sse2", "ssse3", "sse41", "sse42", "avx", "avx2"];

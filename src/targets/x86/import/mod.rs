@@ -1,0 +1,346 @@
+//! Importing Intel's intrinsics data (`shared/vendor/x86/intel-intrinsics-hydride-union.xml`):
+//! each `<intrinsic>` with integer vector operands and `<operation>` pseudocode is parsed
+//! ([`pseudo`]), evaluated lane by lane ([`eval`]) and written as one harrow description.
+
+mod bits;
+mod calls;
+pub mod eval;
+pub mod pseudo;
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::isa::import::lanes::{self, LaneExpr, Operand};
+use crate::isa::import::{Entry, ImportContext, Report, Skip, SkipReason};
+use crate::types::{Elem, Type};
+use eval::OperandInfo;
+
+/// The vendor file, relative to the vendor folder.
+pub const INTEL_XML: &str = "x86/intel-intrinsics-hydride-union.xml";
+
+/// Default cost of an imported instruction no hand-written description prices: latency 3,
+/// reciprocal throughput 1 (a typical single-uop vector operation that is not the cheapest).
+pub const DEFAULT_COST: (f32, f32) = (3.0, 1.0);
+
+/// Intel's CPUID names and harrow's feature names.
+const FEATURES: &[(&str, &str)] = &[
+    ("SSE2", "sse2"),
+    ("SSE3", "sse2"),
+    ("SSSE3", "ssse3"),
+    ("SSE4.1", "sse41"),
+    ("SSE4.2", "sse42"),
+    ("AVX", "avx"),
+    ("AVX2", "avx2"),
+    ("AVX512F", "avx512f"),
+    ("AVX512BW", "avx512bw"),
+    ("AVX512DQ", "avx512dq"),
+    ("AVX512VL", "avx512vl"),
+    ("AVX512_VNNI", "avx512vnni"),
+    ("AVX512_VBMI", "avx512vbmi"),
+];
+
+/// One `<intrinsic>` as read from the XML.
+struct Raw {
+    name: String,
+    types: Vec<String>,
+    cpuid: Vec<String>,
+    categories: Vec<String>,
+    ret: (String, String),
+    ret_name: String,
+    params: Vec<(String, String, String)>,
+    operation: Option<String>,
+    instruction: Option<String>,
+}
+
+fn read_xml(text: &str) -> Result<Vec<Raw>, String> {
+    let doc = roxmltree::Document::parse(text).map_err(|e| format!("{INTEL_XML}: {e}"))?;
+    let mut out = Vec::new();
+    for n in doc.descendants().filter(|n| n.has_tag_name("intrinsic")) {
+        let texts = |tag: &str| -> Vec<String> {
+            n.children()
+                .filter(|c| c.has_tag_name(tag))
+                .filter_map(|c| c.text().map(|t| t.trim().to_string()))
+                .collect()
+        };
+        let ret = n
+            .children()
+            .find(|c| c.has_tag_name("return"))
+            .map(|r| {
+                (
+                    r.attribute("type").unwrap_or("").to_string(),
+                    r.attribute("etype").unwrap_or("").to_string(),
+                )
+            })
+            .unwrap_or_default();
+        let ret_name = n
+            .children()
+            .find(|c| c.has_tag_name("return"))
+            .and_then(|r| r.attribute("varname"))
+            .unwrap_or("dst")
+            .to_string();
+        let params = n
+            .children()
+            .filter(|c| c.has_tag_name("parameter"))
+            .map(|p| {
+                (
+                    p.attribute("type").unwrap_or("").to_string(),
+                    p.attribute("varname").unwrap_or("").to_string(),
+                    p.attribute("etype").unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        out.push(Raw {
+            name: n.attribute("name").unwrap_or("").to_string(),
+            types: texts("type"),
+            cpuid: texts("CPUID"),
+            categories: texts("category"),
+            ret,
+            ret_name,
+            params,
+            operation: n
+                .children()
+                .find(|c| c.has_tag_name("operation"))
+                .and_then(|c| c.text())
+                .map(str::to_string),
+            instruction: n
+                .children()
+                .find(|c| c.has_tag_name("instruction"))
+                .and_then(|c| c.attribute("name"))
+                .map(|s| s.to_lowercase()),
+        });
+    }
+    Ok(out)
+}
+
+/// Lanes of a mask type (`__mmask16`).
+fn mask_lanes(c_type: &str) -> Option<u32> {
+    c_type.trim().strip_prefix("__mmask")?.parse().ok()
+}
+
+/// Register width of a C vector type, or lanes of a mask type.
+fn register_bits(c_type: &str) -> Option<u32> {
+    if let Some(n) = mask_lanes(c_type) {
+        return Some(n);
+    }
+    match c_type.trim() {
+        "__m128i" => Some(128),
+        "__m256i" => Some(256),
+        "__m512i" => Some(512),
+        _ => None,
+    }
+}
+
+/// The element type Intel declares (`SI16`, `UI8`), if it is an integer one.
+fn declared_elem(etype: &str) -> Option<Elem> {
+    let (signed, bits) = if let Some(b) = etype.strip_prefix("SI") {
+        (true, b)
+    } else {
+        (false, etype.strip_prefix("UI")?)
+    };
+    Elem::from_bits(bits.parse().ok()?, signed)
+}
+
+fn skip(r: &Raw, reason: SkipReason, detail: impl Into<String>) -> Skip {
+    Skip {
+        name: r.name.clone(),
+        reason,
+        detail: detail.into(),
+    }
+}
+
+/// Screens an entry by its declaration, before reading its pseudocode.
+fn screen(r: &Raw) -> Result<Vec<String>, Skip> {
+    let all_types = r
+        .params
+        .iter()
+        .map(|p| &p.0)
+        .chain(std::iter::once(&r.ret.0));
+    let all_etypes: Vec<&String> = r
+        .params
+        .iter()
+        .map(|p| &p.2)
+        .chain(std::iter::once(&r.ret.1))
+        .collect();
+    if !r.types.iter().any(|t| t == "Integer") || all_etypes.iter().any(|e| e.starts_with("FP")) {
+        return Err(skip(r, SkipReason::FloatingPoint, r.types.join(", ")));
+    }
+    if r.categories.iter().any(|c| c == "Load" || c == "Store")
+        || r.params.iter().any(|p| p.0.contains('*'))
+    {
+        return Err(skip(r, SkipReason::Memory, ""));
+    }
+    if all_types.clone().any(|t| t.contains("__m64")) {
+        return Err(skip(r, SkipReason::Registers, "MMX (__m64)"));
+    }
+    if r.params.iter().any(|p| p.2 == "IMM") {
+        return Err(skip(r, SkipReason::Immediate, ""));
+    }
+    if let Some(t) = all_types.clone().find(|t| register_bits(t).is_none()) {
+        return Err(skip(r, SkipReason::Scalar, t.clone()));
+    }
+    let mut features = Vec::new();
+    for c in &r.cpuid {
+        match FEATURES.iter().find(|(intel, _)| intel == c) {
+            Some((_, f)) => {
+                if !features.iter().any(|x| x == f) {
+                    features.push(f.to_string());
+                }
+            }
+            None => return Err(skip(r, SkipReason::Feature, c.clone())),
+        }
+    }
+    if features.is_empty() {
+        return Err(skip(r, SkipReason::Feature, "no CPUID given"));
+    }
+    if r.instruction.is_none() {
+        return Err(skip(
+            r,
+            SkipReason::Unsupported,
+            "no instruction named (a sequence)",
+        ));
+    }
+    Ok(features)
+}
+
+/// Imports one entry that passed [`screen`].
+fn translate(
+    r: &Raw,
+    features: Vec<String>,
+    costs: &HashMap<String, (f32, f32)>,
+) -> Result<Entry, Skip> {
+    let unsupported = |d: String| skip(r, SkipReason::Unsupported, d);
+    let text = r
+        .operation
+        .as_deref()
+        .ok_or_else(|| unsupported("no pseudocode".into()))?;
+    let body = pseudo::parse(text).map_err(|e| unsupported(format!("parse: {e}")))?;
+    let ret_bits = register_bits(&r.ret.0).expect("screened");
+    let ret_elem = declared_elem(&r.ret.1);
+    let mut infos = Vec::new();
+    let mut operands = Vec::new();
+    for (ty, name, etype) in &r.params {
+        let bits = register_bits(ty).expect("screened");
+        let elem = if mask_lanes(ty).is_some() {
+            Elem::Bool
+        } else {
+            declared_elem(etype).or(ret_elem).unwrap_or(Elem::U8)
+        };
+        infos.push(OperandInfo {
+            name: name.clone(),
+            bits,
+            elem,
+        });
+        operands.push(Operand {
+            name: name.clone(),
+            ty: Type::vec(elem, bits / elem.bits()),
+        });
+    }
+    // Lane widths to try: the declared one first, then widest first.
+    let mask_result = mask_lanes(&r.ret.0).is_some();
+    let mut widths: Vec<u32> = ret_elem.map(|e| e.bits()).into_iter().collect();
+    for w in [64, 32, 16, 8] {
+        if !widths.contains(&w) {
+            widths.push(w);
+        }
+    }
+    if mask_result {
+        widths = vec![1];
+    }
+    let mut first_error = None;
+    for w in widths {
+        let n = ret_bits / w;
+        let lanes = match eval::result_lanes(&body, &infos, &r.ret_name, n, w) {
+            Ok(l) => l,
+            Err(e) => {
+                first_error.get_or_insert(e);
+                continue;
+            }
+        };
+        let elem = if mask_result {
+            Elem::Bool
+        } else {
+            result_elem(&lanes[0], w, ret_elem)
+        };
+        let wrapped: Vec<Rc<LaneExpr>> = lanes
+            .into_iter()
+            .map(|l| Rc::new(LaneExpr::Wrap(elem, l)))
+            .collect();
+        let result = Type::vec(elem, n);
+        match lanes::vectorize(&wrapped, &operands, result) {
+            Ok(sem) => {
+                let mut sem = crate::lift::lift(&sem);
+                // A cast that only changes signedness at the top says nothing: the result
+                // type is the value's own.
+                let mut result = result;
+                if matches!(sem.op(), crate::ir::Op::Cast)
+                    && sem.arg(0).ty().elem.bits() == result.elem.bits()
+                    && sem.arg(0).ty().lanes == result.lanes
+                {
+                    sem = sem.arg(0).clone();
+                    result = sem.ty();
+                }
+                if mask_result && sem.ty().elem == Elem::Bool && sem.ty().lanes <= result.lanes {
+                    result = sem.ty();
+                }
+                if sem.ty() != result {
+                    first_error.get_or_insert(format!("semantics have type {}", sem.ty()));
+                    continue;
+                }
+                let cost = costs.get(&r.name).copied();
+                return Ok(Entry {
+                    mnemonic: r.instruction.clone().expect("screened"),
+                    intrinsic: r.name.clone(),
+                    params: operands.iter().map(|o| (o.name.clone(), o.ty)).collect(),
+                    result,
+                    features,
+                    cost: cost.unwrap_or(DEFAULT_COST),
+                    cost_from_hand: cost.is_some(),
+                    semantics: sem,
+                });
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(unsupported(
+        first_error.unwrap_or_else(|| "no lane width fits".into()),
+    ))
+}
+
+/// The result element type: the signedness of a saturation or truncation at the lane's
+/// width, else what Intel declares, else unsigned.
+fn result_elem(lane: &LaneExpr, bits: u32, declared: Option<Elem>) -> Elem {
+    match lane {
+        LaneExpr::Saturate(t, _) | LaneExpr::Wrap(t, _) if t.bits() == bits => *t,
+        _ => match declared {
+            Some(d) if d.bits() == bits => d,
+            _ => Elem::from_bits(bits, false).expect("8 to 64 bits"),
+        },
+    }
+}
+
+/// Imports Intel's data (`Family::importer` of x86).
+pub fn import(ctx: &ImportContext) -> Result<Report, String> {
+    let path = ctx.vendor_dir.join(INTEL_XML);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let raws = read_xml(&text)?;
+    let hand = super::all().map_err(|d| d.to_string())?;
+    let mut costs = HashMap::new();
+    for i in &hand.instrs {
+        costs
+            .entry(i.intrinsic.clone())
+            .or_insert((i.cost.latency, i.cost.throughput));
+    }
+    let mut report = Report {
+        vendor_entries: raws.len(),
+        ..Default::default()
+    };
+    for r in &raws {
+        match screen(r).and_then(|f| translate(r, f, &costs)) {
+            Ok(e) => report.entries.push(e),
+            Err(s) => report.skipped.push(s),
+        }
+    }
+    Ok(report)
+}
