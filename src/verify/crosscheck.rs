@@ -44,6 +44,7 @@ fn counterpart<'a>(e: &Entry, hand: &'a [Arc<Instr>]) -> Option<&'a Arc<Instr>> 
     let fits = |i: &Instr, exact: bool| {
         i.intrinsic == e.intrinsic
             && i.imm.iter().all(|m| !m)
+            && e.imms.iter().all(Option::is_none)
             && i.params.len() == e.params.len()
             && i.result.total_bits() == e.result.total_bits()
             && i.params.iter().zip(&e.params).all(|(a, (_, b))| {

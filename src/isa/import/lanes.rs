@@ -51,6 +51,8 @@ pub enum LaneExpr {
     },
     /// A constant.
     Const(i128),
+    /// The instruction's immediate operand, evaluated with this value; the semantics name it.
+    Imm(i128),
     /// Exact arithmetic.
     Bin(BinOp, Rc<LaneExpr>, Rc<LaneExpr>),
     /// `-a`.
@@ -93,7 +95,7 @@ impl LaneExpr {
     pub fn range(&self) -> Option<Range> {
         Some(match self {
             LaneExpr::Input { elem, .. } => elem_range(*elem),
-            LaneExpr::Const(c) => (*c, *c),
+            LaneExpr::Const(c) | LaneExpr::Imm(c) => (*c, *c),
             LaneExpr::Neg(a) => {
                 let (lo, hi) = a.range()?;
                 (hi.checked_neg()?, lo.checked_neg()?)
@@ -194,6 +196,7 @@ fn shape(e: &LaneExpr, out: &mut String, lanes: &mut Vec<(usize, u32)>) {
         LaneExpr::Const(c) => {
             let _ = write!(out, "{c}");
         }
+        LaneExpr::Imm(_) => out.push_str("imm"),
         LaneExpr::Bin(op, a, b) => {
             let _ = write!(out, "({op:?} ");
             shape(a, out, lanes);
@@ -246,6 +249,7 @@ pub struct Operand {
 pub fn vectorize(
     lanes: &[Rc<LaneExpr>],
     operands: &[Operand],
+    imm: Option<&str>,
     result: Type,
 ) -> Result<Expr, LaneError> {
     let is_zero = |e: &LaneExpr| match e {
@@ -255,12 +259,17 @@ pub fn vectorize(
     };
     let live = lanes.len() - lanes.iter().rev().take_while(|l| is_zero(l)).count();
     if live == 0 {
-        return Err("every result lane is zero".into());
+        return Ok(Expr::bits(result.elem, 0).broadcast(result.lanes));
     }
     if live < lanes.len() && !live.is_power_of_two() {
         return Err("a result zero above an odd number of lanes".into());
     }
-    let body = uniform(&lanes[..live], operands, result.with_lanes(live as u32))?;
+    let body = uniform(
+        &lanes[..live],
+        operands,
+        imm,
+        result.with_lanes(live as u32),
+    )?;
     if live == lanes.len() || result.elem == Elem::Bool {
         // A mask's unused high bits are no lanes.
         if result.elem == Elem::Bool && !live.is_power_of_two() {
@@ -273,7 +282,12 @@ pub fn vectorize(
 }
 
 /// [`vectorize`] of lanes that all compute one function.
-fn uniform(lanes: &[Rc<LaneExpr>], operands: &[Operand], result: Type) -> Result<Expr, LaneError> {
+fn uniform(
+    lanes: &[Rc<LaneExpr>],
+    operands: &[Operand],
+    imm: Option<&str>,
+    result: Type,
+) -> Result<Expr, LaneError> {
     let first = lanes.first().ok_or("no result lanes")?;
     let mut first_shape = String::new();
     let mut leaf_lanes: Vec<Vec<(usize, u32)>> = Vec::new();
@@ -297,6 +311,7 @@ fn uniform(lanes: &[Rc<LaneExpr>], operands: &[Operand], result: Type) -> Result
     }
     let mut b = Builder {
         operands,
+        imm,
         leaf_lanes: &leaf_lanes,
         next_leaf: 0,
         lanes: lanes.len() as u32,
@@ -309,6 +324,8 @@ fn uniform(lanes: &[Rc<LaneExpr>], operands: &[Operand], result: Type) -> Result
 
 struct Builder<'a> {
     operands: &'a [Operand],
+    /// The immediate's name.
+    imm: Option<&'a str>,
     leaf_lanes: &'a [Vec<(usize, u32)>],
     next_leaf: usize,
     lanes: u32,
@@ -404,12 +421,30 @@ impl Builder<'_> {
         build(Op::Shuffle(idx.into()), None, views)
     }
 
+    /// The immediate as a vector of `elem` (the semantics read it as a constant of the type
+    /// where it stands).
+    fn imm_var(&self, elem: Elem) -> Result<Expr, LaneError> {
+        let name = self.imm.ok_or("an immediate without a name")?;
+        Ok(Expr::var(name, Type::vec(elem, self.lanes)))
+    }
+
+    /// `e` exactly, at type `t` (which holds it): the immediate directly at `t`.
+    fn at(&mut self, e: &LaneExpr, t: Elem) -> Result<Expr, LaneError> {
+        if let LaneExpr::Imm(_) = e {
+            return self.imm_var(t);
+        }
+        Ok(self.exact(e)?.cast(t))
+    }
+
     /// `e` reduced modulo `2^bits` into `elem`: wrapping operators are computed at `elem`'s
     /// width directly.
     fn wrapped(&mut self, e: &LaneExpr, elem: Elem) -> Result<Expr, LaneError> {
         use BinOp::*;
         match e {
             LaneExpr::Const(c) => self.splat(elem, *c),
+            LaneExpr::Imm(v) if elem_range(elem).0 <= *v && *v <= elem_range(elem).1 => {
+                self.imm_var(elem)
+            }
             LaneExpr::Input { elem: ie, .. } => Ok(self.input(*ie)?.cast(elem)),
             LaneExpr::Bin(op @ (Add | Sub | Mul | And | Or | Xor), a, b) => {
                 let a = self.wrapped(a, elem)?;
@@ -459,6 +494,7 @@ impl Builder<'_> {
         match e {
             LaneExpr::Input { elem, .. } => self.input(*elem),
             LaneExpr::Const(c) => self.splat(here, *c),
+            LaneExpr::Imm(_) => self.imm_var(here),
             LaneExpr::Wrap(t, a) => {
                 if let Some(r) = a.range()
                     && elem_range(*t).0 <= r.0
@@ -499,8 +535,8 @@ impl Builder<'_> {
                 let (ra, rb) = (a.range().ok_or("unbounded")?, b.range().ok_or("unbounded")?);
                 let t =
                     elem_for((ra.0.min(rb.0), ra.1.max(rb.1))).ok_or("needs more than 64 bits")?;
-                let a = self.exact(a)?.cast(t);
-                let b = self.exact(b)?.cast(t);
+                let a = self.at(a, t)?;
+                let b = self.at(b, t)?;
                 build(Op::Select, None, vec![c, a, b])
             }
             LaneExpr::Bin(op, a, b) => self.binary(*op, a, b, range),
@@ -552,7 +588,7 @@ impl Builder<'_> {
     fn common(&mut self, a: &LaneExpr, b: &LaneExpr) -> Result<(Expr, Expr), LaneError> {
         let (ra, rb) = (a.range().ok_or("unbounded")?, b.range().ok_or("unbounded")?);
         let t = elem_for((ra.0.min(rb.0), ra.1.max(rb.1))).ok_or("needs more than 64 bits")?;
-        Ok((self.exact(a)?.cast(t), self.exact(b)?.cast(t)))
+        Ok((self.at(a, t)?, self.at(b, t)?))
     }
 
     /// A shift amount `b` (never negative) at the shifted value's type `t`: amounts of
@@ -563,10 +599,10 @@ impl Builder<'_> {
         if rb.0 < 0 {
             return Err("a shift by an amount that may be negative".into());
         }
-        let y = self.exact(b)?;
         if rb.1 < t.bits() as i128 {
-            return Ok(y.cast(t));
+            return self.at(b, t);
         }
+        let y = self.exact(b)?;
         let limit = self.splat(y.ty().elem, t.bits() as i128)?;
         Ok(build(Op::Min, None, vec![y, limit])?.cast(t))
     }
@@ -591,15 +627,15 @@ impl Builder<'_> {
             Shl | Shr => {
                 let t = elem_for((range.0.min(ra.0), range.1.max(ra.1)))
                     .ok_or("needs more than 64 bits")?;
-                let x = self.exact(a)?.cast(t);
+                let x = self.at(a, t)?;
                 let y = self.amount(b, t)?;
                 build(if op == Shl { Op::Shl } else { Op::Shr }, None, vec![x, y])
             }
             _ => {
                 let all = (range.0.min(ra.0).min(rb.0), range.1.max(ra.1).max(rb.1));
                 let t = elem_for(all).ok_or("needs more than 64 bits")?;
-                let x = self.exact(a)?.cast(t);
-                let y = self.exact(b)?.cast(t);
+                let x = self.at(a, t)?;
+                let y = self.at(b, t)?;
                 let op = match op {
                     Add => Op::Add,
                     Sub => Op::Sub,

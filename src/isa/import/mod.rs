@@ -67,8 +67,10 @@ pub struct Entry {
     pub mnemonic: String,
     /// C intrinsic.
     pub intrinsic: String,
-    /// Operands: name and type.
+    /// Operands: name and type (an immediate's type is `i32`).
     pub params: Vec<(String, Type)>,
+    /// For each operand, its range if it is an immediate.
+    pub imms: Vec<Option<(i128, i128)>>,
     /// Result type.
     pub result: Type,
     /// CPU features (harrow's names).
@@ -117,7 +119,14 @@ impl Report {
     pub fn summary(&self, vendor: &str) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "{vendor}: {} vendor entries", self.vendor_entries);
-        let _ = writeln!(s, "  imported: {}", self.entries.len());
+        let intrinsics: std::collections::BTreeSet<&str> =
+            self.entries.iter().map(|e| e.intrinsic.as_str()).collect();
+        let _ = writeln!(
+            s,
+            "  imported: {} descriptions of {} intrinsics",
+            self.entries.len(),
+            intrinsics.len()
+        );
         for (r, n) in self.counts() {
             let _ = writeln!(s, "  skipped, {}: {n}", r.name());
         }
@@ -154,7 +163,11 @@ pub fn write_isa(header: &str, entries: &[Entry]) -> String {
         let params: Vec<String> = e
             .params
             .iter()
-            .map(|(n, t)| format!("{n}: {}", type_text(*t)))
+            .zip(&e.imms)
+            .map(|((n, t), imm)| match imm {
+                Some((lo, hi)) => format!("{n}: imm({lo}..{hi})"),
+                None => format!("{n}: {}", type_text(*t)),
+            })
             .collect();
         let _ = writeln!(
             s,

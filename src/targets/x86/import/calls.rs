@@ -137,7 +137,7 @@ impl Eval<'_> {
                     let PExpr::Name(n) = &**base else {
                         return Err(format!("bad parameter of `{f}`"));
                     };
-                    let hi = int_of(&self.expr(hi, &local)?)?;
+                    let hi = self.int_expr(hi, &local)?;
                     let lo = lo.as_ref().map(|l| self.expr(l, &local)).transpose()?;
                     let lo = lo.as_ref().map(int_of).transpose()?.unwrap_or(hi);
                     let len = (hi - lo + 1).clamp(1, 512) as u32;

@@ -24,6 +24,8 @@ const MAX_STEPS: usize = 1 << 16;
 #[derive(Clone, Debug)]
 pub(super) enum Val {
     Int(i128),
+    /// The immediate operand (known, but a number in lane arithmetic: the semantics name it).
+    Imm(i128),
     Bits(Bits),
     Num(Rc<LaneExpr>),
 }
@@ -49,21 +51,55 @@ pub(super) struct Eval<'a> {
     pub(super) operands: &'a [OperandInfo],
     /// Bits per chunk of a bitwise operation on whole registers (the result lane width).
     pub(super) chunk: u32,
+    /// Bits of the immediate operand.
+    pub(super) imm_bits: u32,
+    /// Set when the immediate's value decided control flow, an index or a constant.
+    pub(super) imm_concrete: std::cell::Cell<bool>,
     pub(super) funcs: HashMap<String, (Vec<PExpr>, Vec<Stmt>)>,
-    steps: usize,
+    pub(super) steps: usize,
 }
 
 pub(super) type Env = HashMap<String, Val>;
 
-/// Runs `body`; returns `dst`'s bits.
-fn run(body: &[Stmt], operands: &[OperandInfo], result: &str, chunk: u32) -> Result<Bits, String> {
-    let mut ev = Eval {
-        operands,
-        chunk,
-        funcs: HashMap::new(),
-        steps: 0,
-    };
+/// The immediate operand of one evaluation: its name, value and width in bits.
+#[derive(Clone, Copy, Debug)]
+pub struct ImmValue<'a> {
+    /// Its name in the pseudocode.
+    pub name: &'a str,
+    /// The value evaluated with.
+    pub value: i128,
+    /// Its width in bits.
+    pub bits: u32,
+}
+
+/// What one evaluation gives: the result lanes, and whether the immediate's value decided
+/// anything (so other values may give other semantics).
+pub struct Evaluated {
+    /// One number per result lane.
+    pub lanes: Vec<Rc<LaneExpr>>,
+    /// The immediate's value decided control flow, an index or a constant.
+    pub imm_concrete: bool,
+}
+
+impl<'a> Eval<'a> {
+    fn new(operands: &'a [OperandInfo], imm: Option<ImmValue>, chunk: u32) -> Self {
+        Eval {
+            operands,
+            chunk,
+            imm_bits: imm.map_or(8, |i| i.bits),
+            imm_concrete: std::cell::Cell::new(false),
+            funcs: HashMap::new(),
+            steps: 0,
+        }
+    }
+}
+
+/// Runs `body`; returns the bits of the result variable `result`.
+fn run(ev: &mut Eval, body: &[Stmt], result: &str, imm: Option<ImmValue>) -> Result<Bits, String> {
     let mut env = ev.base_env();
+    if let Some(i) = imm {
+        env.insert(i.name.to_string(), Val::Imm(i.value));
+    }
     if let Flow::Return(_) = ev.block(body, &mut env)? {
         return Err("RETURN outside a function".into());
     }
@@ -78,23 +114,19 @@ fn run(body: &[Stmt], operands: &[OperandInfo], result: &str, chunk: u32) -> Res
     }
 }
 
-/// The result lanes of `body`: `dst` cut into `lanes` lanes of `bits` bits, each read as a
-/// number (zero bits above a computed value extend it).
+/// The result lanes of `body`: the variable `result` cut into `lanes` lanes of `bits` bits,
+/// each read as a number (zero bits above a computed value extend it).
 pub fn result_lanes(
     body: &[Stmt],
     operands: &[OperandInfo],
     result: &str,
+    imm: Option<ImmValue>,
     lanes: u32,
     bits: u32,
-) -> Result<Vec<Rc<LaneExpr>>, String> {
-    let dst = run(body, operands, result, bits.max(8))?;
+) -> Result<Evaluated, String> {
+    let mut ev = Eval::new(operands, imm, bits.max(8));
+    let dst = run(&mut ev, body, result, imm)?;
     let w = bits;
-    let ev = Eval {
-        operands,
-        chunk: bits,
-        funcs: HashMap::new(),
-        steps: 0,
-    };
     // Bits above everything the pseudocode writes are zero (Intel's text leaves some out,
     // `vpmovqb` writing 32 of 128 bits; the hardware zeroes the rest of the register).
     let mut dst = dst;
@@ -106,17 +138,21 @@ pub fn result_lanes(
             len: s.len,
         });
     }
-    (0..lanes)
+    let lanes = (0..lanes)
         .map(|k| {
             let piece = dst.sub(k * w, w);
             ev.bits_num(&piece, None)
         })
-        .collect()
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(Evaluated {
+        lanes,
+        imm_concrete: ev.imm_concrete.get(),
+    })
 }
 
 pub(super) fn int_of(v: &Val) -> Result<i128, String> {
     match v {
-        Val::Int(i) => Ok(*i),
+        Val::Int(i) | Val::Imm(i) => Ok(*i),
         Val::Num(e) => match &**e {
             LaneExpr::Const(c) => Ok(*c),
             _ => Err("a bit index or loop bound depends on data".into()),
@@ -146,6 +182,33 @@ pub(super) fn sized(name: &str, prefix: &str) -> Option<u32> {
 }
 
 impl Eval<'_> {
+    /// `v` as an integer known now; an immediate read this way makes the semantics depend
+    /// on its value (noted in `imm_concrete`).
+    pub(super) fn int(&self, v: &Val) -> Result<i128, String> {
+        if let Val::Imm(_) = v {
+            self.imm_concrete.set(true);
+        }
+        int_of(v)
+    }
+
+    /// `e` evaluated, as an integer known now (see [`Eval::int`]).
+    pub(super) fn int_expr(&mut self, e: &PExpr, env: &Env) -> Result<i128, String> {
+        let v = self.expr(e, env)?;
+        self.int(&v)
+    }
+
+    /// `v` if it is known now (an integer, or an immediate, noted as for [`Eval::int`]).
+    fn known(&self, v: &Val) -> Option<i128> {
+        match v {
+            Val::Int(i) => Some(*i),
+            Val::Imm(i) => {
+                self.imm_concrete.set(true);
+                Some(*i)
+            }
+            _ => None,
+        }
+    }
+
     pub(super) fn base_env(&self) -> Env {
         self.operands
             .iter()
@@ -187,8 +250,8 @@ impl Eval<'_> {
                 self.assign(target, v, env)?;
             }
             Stmt::For(var, from, to, body) => {
-                let from = int_of(&self.expr(from, env)?)?;
-                let to = int_of(&self.expr(to, env)?)?;
+                let from = self.int_expr(from, env)?;
+                let to = self.int_expr(to, env)?;
                 let mut j = from;
                 while j <= to {
                     self.tick()?;
@@ -201,9 +264,9 @@ impl Eval<'_> {
             }
             Stmt::If(c, then, els) => {
                 let c = self.expr(c, env)?;
-                match c {
-                    Val::Int(v) => return self.block(if v != 0 { then } else { els }, env),
-                    c => {
+                match self.known(&c) {
+                    Some(v) => return self.block(if v != 0 { then } else { els }, env),
+                    None => {
                         let cond = self.num(&c, None)?;
                         if let LaneExpr::Const(v) = &*cond {
                             return self.block(if *v != 0 { then } else { els }, env);
@@ -220,16 +283,20 @@ impl Eval<'_> {
                 }
             }
             Stmt::Case(x, arms) => {
-                let x = int_of(&self.expr(x, env)?).map_err(|_| "CASE on data".to_string())?;
+                let x = self
+                    .int_expr(x, env)
+                    .map_err(|_| "CASE on data".to_string())?;
                 for (v, body) in arms {
-                    if int_of(&self.expr(v, env)?)? == x {
+                    if self.int_expr(v, env)? == x {
                         return self.block(body, env);
                     }
                 }
             }
             Stmt::While(c, body) => loop {
                 self.tick()?;
-                let c = int_of(&self.expr(c, env)?).map_err(|_| "WHILE on data".to_string())?;
+                let c = self
+                    .int_expr(c, env)
+                    .map_err(|_| "WHILE on data".to_string())?;
                 if c == 0 {
                     break;
                 }
@@ -256,7 +323,8 @@ impl Eval<'_> {
                 continue;
             };
             let merged = match (&tv, &ev) {
-                (Val::Int(a), Val::Int(b)) if a == b => tv,
+                (Val::Int(a), Val::Int(b)) | (Val::Imm(a), Val::Imm(b)) if a == b => tv,
+                (Val::Num(a), Val::Num(b)) if Rc::ptr_eq(a, b) => tv,
                 (Val::Bits(a), Val::Bits(b)) => Val::Bits(self.merge_bits(cond, a, b)?),
                 _ => {
                     let a = self.num(&tv, None)?;
@@ -335,7 +403,7 @@ impl Eval<'_> {
             && let PExpr::Name(n) = &**x
             && accessor(n).is_some()
         {
-            let j = int_of(&self.expr(idx, env)?)?;
+            let j = self.int_expr(idx, env)?;
             let t = lane_target(n, j).ok_or("bad accessor")?;
             return self.assign(&t, v, env);
         }
@@ -348,9 +416,9 @@ impl Eval<'_> {
                 let PExpr::Name(n) = &**base else {
                     return Err("assignment to a nested slice".into());
                 };
-                let hi = int_of(&self.expr(hi, env)?)?;
+                let hi = self.int_expr(hi, env)?;
                 let lo = match lo {
-                    Some(lo) => int_of(&self.expr(lo, env)?)?,
+                    Some(lo) => self.int_expr(lo, env)?,
                     None => hi,
                 };
                 if lo > MAX_BIT {
@@ -383,6 +451,11 @@ impl Eval<'_> {
                 lo: 0,
                 len,
             }]),
+            Val::Imm(v) => Bits(vec![Seg {
+                src: Src::Num(Rc::new(LaneExpr::Imm(*v))),
+                lo: 0,
+                len,
+            }]),
             Val::Int(c) => Bits(vec![Seg {
                 src: Src::Num(Rc::new(LaneExpr::Const(*c))),
                 lo: 0,
@@ -401,6 +474,7 @@ impl Eval<'_> {
     pub(super) fn num(&self, v: &Val, signed: Option<bool>) -> Result<Rc<LaneExpr>, String> {
         match v {
             Val::Int(c) => Ok(Rc::new(LaneExpr::Const(*c))),
+            Val::Imm(v) => Ok(Rc::new(LaneExpr::Imm(*v))),
             Val::Num(e) => Ok(e.clone()),
             Val::Bits(b) => self.bits_num(b, signed),
         }
@@ -539,7 +613,7 @@ impl Eval<'_> {
             {
                 let PExpr::Name(n) = &**x else { unreachable!() };
                 let (base, w) = accessor(n).unwrap_or_default();
-                let j = int_of(&self.expr(idx, env)?)?;
+                let j = self.int_expr(idx, env)?;
                 let lo = PExpr::Num(j * w as i128);
                 let hi = PExpr::Num(j * w as i128 + w as i128 - 1);
                 let e = PExpr::Slice(
@@ -551,9 +625,9 @@ impl Eval<'_> {
             }
             PExpr::Slice(x, hi, lo) => {
                 let x = self.expr(x, env)?;
-                let hi = int_of(&self.expr(hi, env)?)?;
+                let hi = self.int_expr(hi, env)?;
                 let lo = match lo {
-                    Some(lo) => int_of(&self.expr(lo, env)?)?,
+                    Some(lo) => self.int_expr(lo, env)?,
                     None => hi,
                 };
                 if lo < 0 || hi < lo || hi > MAX_BIT {
@@ -561,6 +635,12 @@ impl Eval<'_> {
                 }
                 let (lo, len) = (lo as u32, (hi - lo + 1) as u32);
                 Ok(match x {
+                    // The whole immediate stays one; a field of it is a number now.
+                    Val::Imm(v) if lo == 0 && len >= self.imm_bits => Val::Imm(v),
+                    Val::Imm(v) => {
+                        self.imm_concrete.set(true);
+                        Val::Int((v >> lo) & ((1i128 << len.min(126)) - 1))
+                    }
                     Val::Int(v) => Val::Int((v >> lo) & ((1i128 << len.min(126)) - 1)),
                     Val::Bits(b) => Val::Bits(b.sub(lo, len)),
                     Val::Num(n) => Val::Bits(Bits(vec![Seg {
@@ -573,7 +653,7 @@ impl Eval<'_> {
             PExpr::Call(f, args) => self.call(f, args, env),
             PExpr::Un(op, a) => {
                 let a = self.expr(a, env)?;
-                if let Val::Int(v) = a {
+                if let Some(v) = self.known(&a) {
                     return Ok(Val::Int(match op.as_str() {
                         "-" => -v,
                         "!" => (v == 0) as i128,
@@ -620,7 +700,7 @@ impl Eval<'_> {
             }
             PExpr::Cond(c, a, b) => {
                 let c = self.expr(c, env)?;
-                if let Val::Int(v) = c {
+                if let Some(v) = self.known(&c) {
                     return self.expr(if v != 0 { a } else { b }, env);
                 }
                 let c = self.num(&c, None)?;
@@ -636,8 +716,9 @@ impl Eval<'_> {
     }
 
     fn binary(&mut self, op: &str, a: Val, b: Val) -> Result<Val, String> {
-        if let (Val::Int(x), Val::Int(y)) = (&a, &b) {
-            let (x, y) = (*x, *y);
+        let concrete =
+            matches!(a, Val::Int(_) | Val::Imm(_)) && matches!(b, Val::Int(_) | Val::Imm(_));
+        if concrete && let (Some(x), Some(y)) = (self.known(&a), self.known(&b)) {
             let v = match op {
                 "+" => x.checked_add(y),
                 "-" => x.checked_sub(y),

@@ -10,6 +10,7 @@ pub mod pseudo;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use crate::ir::Expr;
 use crate::isa::import::lanes::{self, LaneExpr, Operand};
 use crate::isa::import::{Entry, ImportContext, Report, Skip, SkipReason};
 use crate::types::{Elem, Type};
@@ -39,6 +40,15 @@ const FEATURES: &[(&str, &str)] = &[
     ("AVX512_VBMI", "avx512vbmi"),
 ];
 
+/// One `<parameter>`.
+struct RawParam {
+    c_type: String,
+    name: String,
+    etype: String,
+    imm_width: Option<u32>,
+    imm_type: Option<String>,
+}
+
 /// One `<intrinsic>` as read from the XML.
 struct Raw {
     name: String,
@@ -47,7 +57,7 @@ struct Raw {
     categories: Vec<String>,
     ret: (String, String),
     ret_name: String,
-    params: Vec<(String, String, String)>,
+    params: Vec<RawParam>,
     operation: Option<String>,
     instruction: Option<String>,
 }
@@ -81,12 +91,12 @@ fn read_xml(text: &str) -> Result<Vec<Raw>, String> {
         let params = n
             .children()
             .filter(|c| c.has_tag_name("parameter"))
-            .map(|p| {
-                (
-                    p.attribute("type").unwrap_or("").to_string(),
-                    p.attribute("varname").unwrap_or("").to_string(),
-                    p.attribute("etype").unwrap_or("").to_string(),
-                )
+            .map(|p| RawParam {
+                c_type: p.attribute("type").unwrap_or("").to_string(),
+                name: p.attribute("varname").unwrap_or("").to_string(),
+                etype: p.attribute("etype").unwrap_or("").to_string(),
+                imm_width: p.attribute("immwidth").and_then(|w| w.trim().parse().ok()),
+                imm_type: p.attribute("immtype").map(str::to_string),
             })
             .collect();
         out.push(Raw {
@@ -150,30 +160,38 @@ fn skip(r: &Raw, reason: SkipReason, detail: impl Into<String>) -> Skip {
 
 /// Screens an entry by its declaration, before reading its pseudocode.
 fn screen(r: &Raw) -> Result<Vec<String>, Skip> {
-    let all_types = r
-        .params
+    let regs: Vec<&RawParam> = r.params.iter().filter(|p| p.etype != "IMM").collect();
+    let all_types = regs
         .iter()
-        .map(|p| &p.0)
+        .map(|p| &p.c_type)
         .chain(std::iter::once(&r.ret.0));
     let all_etypes: Vec<&String> = r
         .params
         .iter()
-        .map(|p| &p.2)
+        .map(|p| &p.etype)
         .chain(std::iter::once(&r.ret.1))
         .collect();
     if !r.types.iter().any(|t| t == "Integer") || all_etypes.iter().any(|e| e.starts_with("FP")) {
         return Err(skip(r, SkipReason::FloatingPoint, r.types.join(", ")));
     }
     if r.categories.iter().any(|c| c == "Load" || c == "Store")
-        || r.params.iter().any(|p| p.0.contains('*'))
+        || r.params.iter().any(|p| p.c_type.contains('*'))
     {
         return Err(skip(r, SkipReason::Memory, ""));
     }
     if all_types.clone().any(|t| t.contains("__m64")) {
         return Err(skip(r, SkipReason::Registers, "MMX (__m64)"));
     }
-    if r.params.iter().any(|p| p.2 == "IMM") {
-        return Err(skip(r, SkipReason::Immediate, ""));
+    if regs.is_empty() {
+        return Err(skip(
+            r,
+            SkipReason::Unsupported,
+            "no register operand (a constant)",
+        ));
+    }
+    let imms = r.params.iter().filter(|p| p.etype == "IMM").count();
+    if imms > 1 {
+        return Err(skip(r, SkipReason::Immediate, format!("{imms} immediates")));
     }
     if let Some(t) = all_types.clone().find(|t| register_bits(t).is_none()) {
         return Err(skip(r, SkipReason::Scalar, t.clone()));
@@ -202,39 +220,47 @@ fn screen(r: &Raw) -> Result<Vec<String>, Skip> {
     Ok(features)
 }
 
-/// Imports one entry that passed [`screen`].
-fn translate(
-    r: &Raw,
-    features: Vec<String>,
-    costs: &HashMap<String, (f32, f32)>,
-) -> Result<Entry, Skip> {
-    let unsupported = |d: String| skip(r, SkipReason::Unsupported, d);
-    let text = r
-        .operation
-        .as_deref()
-        .ok_or_else(|| unsupported("no pseudocode".into()))?;
-    let body = pseudo::parse(text).map_err(|e| unsupported(format!("parse: {e}")))?;
-    let ret_bits = register_bits(&r.ret.0).expect("screened");
+/// The most distinct semantics one intrinsic may have over its immediate's values and
+/// still be imported (one description per run of values); more means the immediate selects
+/// lanes or operations, one description per value, which is not imported yet.
+const MAX_IMM_FORMS: usize = 4;
+
+/// The operands as evaluation and vectorization see them; the immediate is left out.
+fn operands_of(r: &Raw) -> (Vec<OperandInfo>, Vec<Operand>) {
     let ret_elem = declared_elem(&r.ret.1);
     let mut infos = Vec::new();
     let mut operands = Vec::new();
-    for (ty, name, etype) in &r.params {
-        let bits = register_bits(ty).expect("screened");
-        let elem = if mask_lanes(ty).is_some() {
+    for p in r.params.iter().filter(|p| p.etype != "IMM") {
+        let bits = register_bits(&p.c_type).expect("screened");
+        let elem = if mask_lanes(&p.c_type).is_some() {
             Elem::Bool
         } else {
-            declared_elem(etype).or(ret_elem).unwrap_or(Elem::U8)
+            declared_elem(&p.etype).or(ret_elem).unwrap_or(Elem::U8)
         };
         infos.push(OperandInfo {
-            name: name.clone(),
+            name: p.name.clone(),
             bits,
             elem,
         });
         operands.push(Operand {
-            name: name.clone(),
+            name: p.name.clone(),
             ty: Type::vec(elem, bits / elem.bits()),
         });
     }
+    (infos, operands)
+}
+
+/// The semantics and result type at one immediate value (or without one), and whether the
+/// value decided anything.
+fn semantics_at(
+    r: &Raw,
+    body: &[pseudo::Stmt],
+    infos: &[OperandInfo],
+    operands: &[Operand],
+    imm: Option<eval::ImmValue>,
+) -> Result<(Expr, Type, bool), String> {
+    let ret_bits = register_bits(&r.ret.0).expect("screened");
+    let ret_elem = declared_elem(&r.ret.1);
     // Lane widths to try: the declared one first, then widest first.
     let mask_result = mask_lanes(&r.ret.0).is_some();
     let mut widths: Vec<u32> = ret_elem.map(|e| e.bits()).into_iter().collect();
@@ -249,7 +275,7 @@ fn translate(
     let mut first_error = None;
     for w in widths {
         let n = ret_bits / w;
-        let lanes = match eval::result_lanes(&body, &infos, &r.ret_name, n, w) {
+        let ev = match eval::result_lanes(body, infos, &r.ret_name, imm, n, w) {
             Ok(l) => l,
             Err(e) => {
                 first_error.get_or_insert(e);
@@ -259,14 +285,16 @@ fn translate(
         let elem = if mask_result {
             Elem::Bool
         } else {
-            result_elem(&lanes[0], w, ret_elem)
+            result_elem(&ev.lanes[0], w, ret_elem)
         };
-        let wrapped: Vec<Rc<LaneExpr>> = lanes
+        let wrapped: Vec<Rc<LaneExpr>> = ev
+            .lanes
             .into_iter()
             .map(|l| Rc::new(LaneExpr::Wrap(elem, l)))
             .collect();
         let result = Type::vec(elem, n);
-        match lanes::vectorize(&wrapped, &operands, result) {
+        let imm_name = imm.map(|i| i.name);
+        match lanes::vectorize(&wrapped, operands, imm_name, result) {
             Ok(sem) => {
                 let mut sem = crate::lift::lift(&sem);
                 // A cast that only changes signedness at the top says nothing: the result
@@ -286,26 +314,107 @@ fn translate(
                     first_error.get_or_insert(format!("semantics have type {}", sem.ty()));
                     continue;
                 }
-                let cost = costs.get(&r.name).copied();
-                return Ok(Entry {
-                    mnemonic: r.instruction.clone().expect("screened"),
-                    intrinsic: r.name.clone(),
-                    params: operands.iter().map(|o| (o.name.clone(), o.ty)).collect(),
-                    result,
-                    features,
-                    cost: cost.unwrap_or(DEFAULT_COST),
-                    cost_from_hand: cost.is_some(),
-                    semantics: sem,
-                });
+                return Ok((sem, result, ev.imm_concrete));
             }
             Err(e) => {
                 first_error.get_or_insert(e);
             }
         }
     }
-    Err(unsupported(
-        first_error.unwrap_or_else(|| "no lane width fits".into()),
-    ))
+    Err(first_error.unwrap_or_else(|| "no lane width fits".into()))
+}
+
+/// The immediate operand's name, width in bits and range, if the entry has one.
+fn immediate(r: &Raw) -> Option<(String, u32, i128, i128)> {
+    let p = r.params.iter().find(|p| p.etype == "IMM")?;
+    let bits = if p.imm_type.as_deref() == Some("_MM_CMPINT") {
+        3
+    } else {
+        p.imm_width.unwrap_or(8).clamp(1, 8)
+    };
+    Some((p.name.clone(), bits, 0, (1i128 << bits) - 1))
+}
+
+/// Imports one entry that passed [`screen`]: one description, or one per run of immediate
+/// values with the same semantics.
+fn translate(
+    r: &Raw,
+    features: Vec<String>,
+    costs: &HashMap<String, (f32, f32)>,
+) -> Result<Vec<Entry>, Skip> {
+    let unsupported = |d: String| skip(r, SkipReason::Unsupported, d);
+    let text = r
+        .operation
+        .as_deref()
+        .ok_or_else(|| unsupported("no pseudocode".into()))?;
+    let body = pseudo::parse(text).map_err(|e| unsupported(format!("parse: {e}")))?;
+    let (infos, operands) = operands_of(r);
+    let cost = costs.get(&r.name).copied();
+    let entry = |sem: Expr, result: Type, imm_range: Option<(i128, i128)>| {
+        let mut params = Vec::new();
+        let mut imms = Vec::new();
+        let mut regs = operands.iter();
+        for p in &r.params {
+            if p.etype == "IMM" {
+                params.push((p.name.clone(), Type::INDEX));
+                imms.push(imm_range);
+            } else if let Some(o) = regs.next() {
+                params.push((o.name.clone(), o.ty));
+                imms.push(None);
+            }
+        }
+        Entry {
+            mnemonic: r.instruction.clone().expect("screened"),
+            intrinsic: r.name.clone(),
+            params,
+            imms,
+            result,
+            features: features.clone(),
+            cost: cost.unwrap_or(DEFAULT_COST),
+            cost_from_hand: cost.is_some(),
+            semantics: sem,
+        }
+    };
+    let Some((name, bits, lo, hi)) = immediate(r) else {
+        let (sem, result, _) =
+            semantics_at(r, &body, &infos, &operands, None).map_err(unsupported)?;
+        return Ok(vec![entry(sem, result, None)]);
+    };
+    let at = |value: i128| {
+        let imm = eval::ImmValue {
+            name: &name,
+            value,
+            bits,
+        };
+        semantics_at(r, &body, &infos, &operands, Some(imm))
+    };
+    let (sem, result, concrete) = at(lo).map_err(unsupported)?;
+    if !concrete {
+        // The value only ever stands for itself: one description for the whole range.
+        return Ok(vec![entry(sem, result, Some((lo, hi)))]);
+    }
+    // Runs of values with the same semantics (the text names the immediate).
+    let mut runs: Vec<(i128, i128, Expr, Type)> = Vec::new();
+    for v in lo..=hi {
+        let (sem, result, _) = at(v).map_err(|e| unsupported(format!("with {name} = {v}: {e}")))?;
+        match runs.last_mut() {
+            Some(last) if last.2.to_string() == sem.to_string() && last.3 == result => last.1 = v,
+            _ => {
+                if runs.len() == MAX_IMM_FORMS {
+                    return Err(skip(
+                        r,
+                        SkipReason::Immediate,
+                        format!("more than {MAX_IMM_FORMS} forms over the values of {name}"),
+                    ));
+                }
+                runs.push((v, v, sem, result));
+            }
+        }
+    }
+    Ok(runs
+        .into_iter()
+        .map(|(a, b, sem, result)| entry(sem, result, Some((a, b))))
+        .collect())
 }
 
 /// The result element type: the signedness of a saturation or truncation at the lane's
@@ -336,9 +445,18 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
         vendor_entries: raws.len(),
         ..Default::default()
     };
-    for r in &raws {
-        match screen(r).and_then(|f| translate(r, f, &costs)) {
-            Ok(e) => report.entries.push(e),
+    // Entries translate independently (an immediate's values make some slow): on every
+    // core, results taken in the vendor's order.
+    use rayon::prelude::*;
+    let only = std::env::var("HARROW_IMPORT_ONLY").ok();
+    let results: Vec<Result<Vec<Entry>, Skip>> = raws
+        .par_iter()
+        .filter(|r| only.as_deref().is_none_or(|o| o == r.name))
+        .map(|r| screen(r).and_then(|f| translate(r, f, &costs)))
+        .collect();
+    for res in results {
+        match res {
+            Ok(e) => report.entries.extend(e),
             Err(s) => report.skipped.push(s),
         }
     }
