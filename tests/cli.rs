@@ -771,3 +771,21 @@ fn isa_import_prints_counts_by_reason() {
         "{out}"
     );
 }
+
+#[test]
+fn isa_classes_prints_json_and_names_bad_targets() {
+    let (code, out, err) = harrow(&["isa", "classes", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(v[0]["family"], "x86");
+    assert!(
+        v[0]["classes"].as_array().is_some_and(|c| c.len() > 100),
+        "{out}"
+    );
+    let (code, _, err) = harrow(&["isa", "classes", "--target", "arm-neon"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("no imported descriptions yet"), "{err}");
+    let (code, _, err) = harrow(&["isa", "classes", "--target", "z80"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("unknown target or family `z80`"), "{err}");
+}

@@ -139,3 +139,34 @@ fn committed_import_is_what_the_importer_writes() {
         report.entries.len()
     );
 }
+
+#[test]
+fn imported_descriptions_group_into_classes() {
+    let all = harrow::cli::isa::family_classes(Some("x86-avx2")).unwrap_or_else(|e| panic!("{e}"));
+    let x86 = &all[0];
+    println!(
+        "{} descriptions in {} classes",
+        x86.descriptions,
+        x86.classes.len()
+    );
+    assert!(
+        x86.classes.len() * 3 < x86.descriptions,
+        "{} classes",
+        x86.classes.len()
+    );
+    let total: usize = x86.classes.iter().map(|c| c.members.len()).sum();
+    assert_eq!(total, x86.descriptions);
+    // Wrapping adds of every width and register size are one class; a saturating add is not
+    // in it.
+    let class_of = |name: &str| {
+        x86.classes
+            .iter()
+            .position(|c| c.members.iter().any(|m| m.starts_with(&format!("{name} "))))
+            .unwrap_or_else(|| panic!("{name} is in no class"))
+    };
+    let add = class_of("_mm_add_epi8");
+    for other in ["_mm256_add_epi16", "_mm512_add_epi32", "_mm_add_epi64"] {
+        assert_eq!(class_of(other), add, "{other}");
+    }
+    assert_ne!(class_of("_mm256_adds_epi16"), add);
+}

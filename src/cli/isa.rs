@@ -21,6 +21,103 @@ pub struct IsaArgs {
 pub enum IsaCommand {
     /// Import a vendor's instruction semantics into harrow's description language.
     Import(ImportArgs),
+    /// Group a family's imported descriptions into parameterized similarity classes (the
+    /// same function up to widths, lane counts, signedness, constants and operand order).
+    Classes(ClassesArgs),
+}
+
+/// `harrow isa classes`
+#[derive(Args, Debug)]
+pub struct ClassesArgs {
+    /// A target or target family (`x86-avx2`, `x86`); default: every family with imported
+    /// descriptions.
+    #[arg(long)]
+    pub target: Option<String>,
+    /// Print JSON (every class with its members) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The classes of one family, as `harrow isa classes --json` prints them.
+#[derive(serde::Serialize)]
+pub struct FamilyClasses {
+    /// The family.
+    pub family: String,
+    /// Imported descriptions.
+    pub descriptions: usize,
+    /// Their classes, largest first.
+    pub classes: Vec<crate::isa::import::classes::Class>,
+}
+
+/// The classes of every family `target` names (all with imported descriptions if none).
+pub fn family_classes(target: Option<&str>) -> Result<Vec<FamilyClasses>, CliError> {
+    let families: Vec<&crate::targets::Family> = match target {
+        None => crate::targets::families()
+            .into_iter()
+            .filter(|f| f.imported.is_some())
+            .collect(),
+        Some(t) => {
+            let fam = match crate::targets::lookup(t) {
+                Ok(reg) => reg.family,
+                Err(_) => crate::targets::families()
+                    .into_iter()
+                    .find(|f| f.name == t)
+                    .ok_or_else(|| CliError::Other(format!("unknown target or family `{t}`")))?,
+            };
+            vec![fam]
+        }
+    };
+    let mut out = Vec::new();
+    for f in families {
+        let Some((path, text)) = f.imported else {
+            return Err(CliError::Other(format!(
+                "family `{}` has no imported descriptions yet",
+                f.name
+            )));
+        };
+        let isa = crate::isa::Isa::load(f.name, &[crate::diag::Source::new(path, text)])
+            .map_err(|d| CliError::Other(d.to_string()))?;
+        out.push(FamilyClasses {
+            family: f.name.to_string(),
+            descriptions: isa.instrs.len(),
+            classes: crate::isa::import::classes::classes(&isa.instrs),
+        });
+    }
+    Ok(out)
+}
+
+fn cmd_classes(a: &ClassesArgs) -> Result<String, CliError> {
+    let all = family_classes(a.target.as_deref())?;
+    if a.json {
+        return serde_json::to_string_pretty(&all)
+            .map(|s| s + "\n")
+            .map_err(|e| CliError::Other(e.to_string()));
+    }
+    let mut s = String::new();
+    for f in &all {
+        s.push_str(&format!(
+            "{}: {} imported descriptions in {} classes\n",
+            f.family,
+            f.descriptions,
+            f.classes.len()
+        ));
+        for c in &f.classes {
+            let first: Vec<&str> = c.members.iter().take(3).map(String::as_str).collect();
+            let more = c.members.len().saturating_sub(3);
+            s.push_str(&format!(
+                "  {:>4}  {}\n        {}{}\n",
+                c.members.len(),
+                c.shape,
+                first.join(", "),
+                if more > 0 {
+                    format!(", and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+    }
+    Ok(s)
 }
 
 /// `harrow isa import`
@@ -50,6 +147,7 @@ pub const VENDORS: &[(&str, &str)] = &[("intel", "x86"), ("arm", "arm"), ("hexag
 pub fn cmd_isa(a: &IsaArgs) -> Result<String, CliError> {
     match &a.what {
         IsaCommand::Import(a) => cmd_import(a),
+        IsaCommand::Classes(a) => cmd_classes(a),
     }
 }
 

@@ -34,8 +34,8 @@ pub struct Family {
     /// Reads the vendor's specification into descriptions (`harrow isa import`), if the
     /// family has an importer.
     pub importer: Option<crate::isa::import::Importer>,
-    /// Where the importer's output is committed, relative to the repository.
-    pub imported: &'static str,
+    /// The importer's committed output: (path in the repository, text), embedded.
+    pub imported: Option<(&'static str, &'static str)>,
 }
 
 /// One target of the registry.

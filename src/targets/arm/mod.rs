@@ -45,7 +45,7 @@ pub static FAMILY: Family = Family {
     isa: all,
     rules: ("src/targets/arm/lower.rules", include_str!("lower.rules")),
     importer: None,
-    imported: "",
+    imported: None,
 };
 
 /// `arm-neon`.

@@ -50,7 +50,7 @@ pub static FAMILY: Family = Family {
     isa: all,
     rules: ("src/targets/hvx/lower.rules", include_str!("lower.rules")),
     importer: None,
-    imported: "",
+    imported: None,
 };
 
 /// `hvx`.

@@ -58,7 +58,7 @@ pub static FAMILY: Family = Family {
         include_str!("lower.rules"),
     ),
     importer: None,
-    imported: "",
+    imported: None,
 };
 
 /// `riscv-v`.

@@ -47,7 +47,10 @@ pub static FAMILY: Family = Family {
     isa: all,
     rules: ("src/targets/x86/lower.rules", include_str!("lower.rules")),
     importer: Some(import::import),
-    imported: "src/targets/x86/imported/intel.isa",
+    imported: Some((
+        "src/targets/x86/imported/intel.isa",
+        include_str!("imported/intel.isa"),
+    )),
 };
 
 const AVX2_FEATURES: &[&str] = &["sse2", "ssse3", "sse41", "sse42", "avx", "avx2"];

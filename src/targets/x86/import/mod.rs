@@ -198,7 +198,11 @@ fn screen(r: &Raw) -> Result<Vec<String>, Skip> {
     }
     let mut features = Vec::new();
     for c in &r.cpuid {
-        match FEATURES.iter().find(|(intel, _)| intel == c) {
+        // `AVX512F/KNCNI`: any one of the alternatives will do.
+        let known = c
+            .split('/')
+            .find_map(|alt| FEATURES.iter().find(|(intel, _)| *intel == alt.trim()));
+        match known {
             Some((_, f)) => {
                 if !features.iter().any(|x| x == f) {
                     features.push(f.to_string());
