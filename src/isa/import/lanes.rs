@@ -449,15 +449,7 @@ impl Builder<'_> {
             LaneExpr::Bin(op @ (Add | Sub | Mul | And | Or | Xor), a, b) => {
                 let a = self.wrapped(a, elem)?;
                 let b = self.wrapped(b, elem)?;
-                let op = match op {
-                    Add => Op::Add,
-                    Sub => Op::Sub,
-                    Mul => Op::Mul,
-                    And => Op::And,
-                    Or => Op::Or,
-                    _ => Op::Xor,
-                };
-                build(op, None, vec![a, b])
+                build(ir_op(*op), None, vec![a, b])
             }
             LaneExpr::Bin(Shl, a, b) if b.range().is_some_and(|r| r.0 >= 0) => {
                 let x = self.wrapped(a, elem)?;
@@ -636,30 +628,36 @@ impl Builder<'_> {
                 let t = elem_for(all).ok_or("needs more than 64 bits")?;
                 let x = self.at(a, t)?;
                 let y = self.at(b, t)?;
-                let op = match op {
-                    Add => Op::Add,
-                    Sub => Op::Sub,
-                    Mul => Op::Mul,
-                    And => Op::And,
-                    Or => Op::Or,
-                    Xor => Op::Xor,
-                    Min => Op::Min,
-                    _ => Op::Max,
-                };
-                build(op, None, vec![x, y])
+                build(ir_op(op), None, vec![x, y])
             }
         }
     }
 }
 
-fn comparison(op: BinOp) -> Option<Op> {
-    Some(match op {
+/// The IR operator of `op`.
+fn ir_op(op: BinOp) -> Op {
+    match op {
+        BinOp::Add => Op::Add,
+        BinOp::Sub => Op::Sub,
+        BinOp::Mul => Op::Mul,
+        BinOp::And => Op::And,
+        BinOp::Or => Op::Or,
+        BinOp::Xor => Op::Xor,
+        BinOp::Shl => Op::Shl,
+        BinOp::Shr => Op::Shr,
+        BinOp::Min => Op::Min,
+        BinOp::Max => Op::Max,
         BinOp::Eq => Op::Eq,
         BinOp::Ne => Op::Ne,
         BinOp::Lt => Op::Lt,
         BinOp::Le => Op::Le,
         BinOp::Gt => Op::Gt,
         BinOp::Ge => Op::Ge,
-        _ => return None,
-    })
+    }
+}
+
+/// The IR comparison of `op`, if it is one.
+fn comparison(op: BinOp) -> Option<Op> {
+    use BinOp::*;
+    matches!(op, Eq | Ne | Lt | Le | Gt | Ge).then(|| ir_op(op))
 }

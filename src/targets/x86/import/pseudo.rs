@@ -248,16 +248,7 @@ impl P {
             };
             self.pos += 1;
             self.expect_sym("(")?;
-            let mut params = Vec::new();
-            if !self.eat_sym(")") {
-                loop {
-                    params.push(self.expr()?);
-                    if self.eat_sym(")") {
-                        break;
-                    }
-                    self.expect_sym(",")?;
-                }
-            }
+            let params = self.args()?;
             self.skip_newlines();
             self.expect_sym("{")?;
             let body = self.block(&[])?;
@@ -284,6 +275,21 @@ impl P {
         let text: Vec<String> = self.toks[start..self.pos].iter().map(tok_text).collect();
         self.skip_newlines();
         Ok(Stmt::Other(text.join(" ")))
+    }
+
+    /// Comma-separated expressions up to and including `)` (the `(` is already read).
+    fn args(&mut self) -> Result<Vec<PExpr>, String> {
+        let mut args = Vec::new();
+        if self.eat_sym(")") {
+            return Ok(args);
+        }
+        loop {
+            args.push(self.expr()?);
+            if self.eat_sym(")") {
+                return Ok(args);
+            }
+            self.expect_sym(",")?;
+        }
     }
 
     fn if_rest(&mut self) -> Result<Stmt, String> {
@@ -410,17 +416,7 @@ impl P {
             Some(Tok::Word(w)) => {
                 self.pos += 1;
                 if self.eat_sym("(") {
-                    let mut args = Vec::new();
-                    if !self.eat_sym(")") {
-                        loop {
-                            args.push(self.expr()?);
-                            if self.eat_sym(")") {
-                                break;
-                            }
-                            self.expect_sym(",")?;
-                        }
-                    }
-                    return Ok(PExpr::Call(w, args));
+                    return Ok(PExpr::Call(w, self.args()?));
                 }
                 Ok(PExpr::Name(w))
             }
