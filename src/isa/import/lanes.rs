@@ -93,15 +93,38 @@ fn bitwise_range(a: Range, b: Range) -> Range {
 impl LaneExpr {
     /// The exact range of values, or `None` when it is not bounded in 126 bits.
     pub fn range(&self) -> Option<Range> {
+        // Shared sub-expressions are visited once (a value doubled in a loop is a DAG far
+        // smaller than its tree).
+        let mut memo = std::collections::HashMap::new();
+        self.range_in(&mut memo)
+    }
+
+    fn range_in(
+        &self,
+        memo: &mut std::collections::HashMap<*const LaneExpr, Option<Range>>,
+    ) -> Option<Range> {
+        let key = self as *const LaneExpr;
+        if let Some(r) = memo.get(&key) {
+            return *r;
+        }
+        let r = self.range_uncached(memo);
+        memo.insert(key, r);
+        r
+    }
+
+    fn range_uncached(
+        &self,
+        memo: &mut std::collections::HashMap<*const LaneExpr, Option<Range>>,
+    ) -> Option<Range> {
         Some(match self {
             LaneExpr::Input { elem, .. } => elem_range(*elem),
             LaneExpr::Const(c) | LaneExpr::Imm(c) => (*c, *c),
             LaneExpr::Neg(a) => {
-                let (lo, hi) = a.range()?;
+                let (lo, hi) = a.range_in(memo)?;
                 (hi.checked_neg()?, lo.checked_neg()?)
             }
             LaneExpr::Abs(a) => {
-                let (lo, hi) = a.range()?;
+                let (lo, hi) = a.range_in(memo)?;
                 let m = lo.checked_abs()?.max(hi.checked_abs()?);
                 if lo >= 0 {
                     (lo, hi)
@@ -113,11 +136,11 @@ impl LaneExpr {
             }
             LaneExpr::Not(e, _) | LaneExpr::Wrap(e, _) | LaneExpr::Saturate(e, _) => elem_range(*e),
             LaneExpr::Select(_, a, b) => {
-                let (a, b) = (a.range()?, b.range()?);
+                let (a, b) = (a.range_in(memo)?, b.range_in(memo)?);
                 (a.0.min(b.0), a.1.max(b.1))
             }
             LaneExpr::Bin(op, a, b) => {
-                let (ra, rb) = (a.range()?, b.range()?);
+                let (ra, rb) = (a.range_in(memo)?, b.range_in(memo)?);
                 bin_range(*op, ra, rb)?
             }
         })
@@ -281,6 +304,68 @@ pub fn vectorize(
     build(Op::Concat, None, vec![body, zeros])
 }
 
+/// The deepest lane expression translated (Intel's nest a few dozen levels; a hostile
+/// input could chain thousands, and translation recurses).
+const MAX_LANE_DEPTH: usize = 400;
+
+/// The depth of `e`, counted without recursion, or `None` past [`MAX_LANE_DEPTH`].
+fn depth(e: &LaneExpr) -> Option<usize> {
+    let mut stack = vec![(e, 1usize)];
+    let mut deepest = 0;
+    while let Some((n, d)) = stack.pop() {
+        if d > MAX_LANE_DEPTH {
+            return None;
+        }
+        deepest = deepest.max(d);
+        match n {
+            LaneExpr::Input { .. } | LaneExpr::Const(_) | LaneExpr::Imm(_) => {}
+            LaneExpr::Bin(_, a, b) => {
+                stack.push((a, d + 1));
+                stack.push((b, d + 1));
+            }
+            LaneExpr::Neg(a)
+            | LaneExpr::Abs(a)
+            | LaneExpr::Not(_, a)
+            | LaneExpr::Wrap(_, a)
+            | LaneExpr::Saturate(_, a) => stack.push((a, d + 1)),
+            LaneExpr::Select(c, a, b) => {
+                stack.push((c, d + 1));
+                stack.push((a, d + 1));
+                stack.push((b, d + 1));
+            }
+        }
+    }
+    Some(deepest)
+}
+
+/// The largest lane expression translated, counted as a tree (translation writes shared
+/// values out once per use).
+const MAX_LANE_SIZE: u64 = 100_000;
+
+/// The number of nodes of `e` written out as a tree (saturating), shared parts counted once
+/// per use but visited once.
+fn tree_size(e: &LaneExpr, memo: &mut std::collections::HashMap<*const LaneExpr, u64>) -> u64 {
+    let key = e as *const LaneExpr;
+    if let Some(n) = memo.get(&key) {
+        return *n;
+    }
+    let kids: u64 = match e {
+        LaneExpr::Input { .. } | LaneExpr::Const(_) | LaneExpr::Imm(_) => 0,
+        LaneExpr::Bin(_, a, b) => tree_size(a, memo).saturating_add(tree_size(b, memo)),
+        LaneExpr::Neg(a)
+        | LaneExpr::Abs(a)
+        | LaneExpr::Not(_, a)
+        | LaneExpr::Wrap(_, a)
+        | LaneExpr::Saturate(_, a) => tree_size(a, memo),
+        LaneExpr::Select(c, a, b) => tree_size(c, memo)
+            .saturating_add(tree_size(a, memo))
+            .saturating_add(tree_size(b, memo)),
+    };
+    let n = kids.saturating_add(1);
+    memo.insert(key, n);
+    n
+}
+
 /// [`vectorize`] of lanes that all compute one function.
 fn uniform(
     lanes: &[Rc<LaneExpr>],
@@ -289,6 +374,18 @@ fn uniform(
     result: Type,
 ) -> Result<Expr, LaneError> {
     let first = lanes.first().ok_or("no result lanes")?;
+    for lane in lanes {
+        if depth(lane).is_none() {
+            return Err(format!(
+                "a lane's expression nests more than {MAX_LANE_DEPTH} levels"
+            ));
+        }
+        if tree_size(lane, &mut std::collections::HashMap::new()) > MAX_LANE_SIZE {
+            return Err(format!(
+                "a lane's expression has more than {MAX_LANE_SIZE} nodes written out"
+            ));
+        }
+    }
     let mut first_shape = String::new();
     let mut leaf_lanes: Vec<Vec<(usize, u32)>> = Vec::new();
     {

@@ -10,6 +10,10 @@ use super::pseudo::PExpr;
 use crate::isa::import::lanes::{BinOp, LaneExpr};
 use crate::types::Elem;
 
+/// The deepest nesting of calls to `DEFINE`d functions (Intel's call one level deep; a
+/// function calling itself must not overflow the stack).
+const MAX_CALL_DEPTH: usize = 16;
+
 impl Eval<'_> {
     /// A bitwise operation on bit strings wider than a number: computed in chunks of
     /// `self.chunk` bits.
@@ -146,7 +150,15 @@ impl Eval<'_> {
                 _ => return Err(format!("bad parameter of `{f}`")),
             }
         }
-        match self.block(&body, &mut local)? {
+        if self.calls >= MAX_CALL_DEPTH {
+            return Err(format!(
+                "calls nest more than {MAX_CALL_DEPTH} deep (`{f}`)"
+            ));
+        }
+        self.calls += 1;
+        let flow = self.block(&body, &mut local);
+        self.calls -= 1;
+        match flow? {
             Flow::Return(v) => Ok(v),
             Flow::Next => Err(format!("`{f}` returns nothing")),
         }

@@ -18,7 +18,7 @@ use crate::types::Elem;
 /// Bits above any register (`dst[MAX:256] := 0`).
 const MAX_BIT: i128 = 511;
 /// Loop iterations allowed in one evaluation (a guard against runaway `WHILE`s).
-const MAX_STEPS: usize = 1 << 16;
+const MAX_STEPS: usize = 1 << 12;
 
 /// A value during evaluation.
 #[derive(Clone, Debug)]
@@ -57,6 +57,8 @@ pub(super) struct Eval<'a> {
     pub(super) imm_concrete: std::cell::Cell<bool>,
     pub(super) funcs: HashMap<String, (Vec<PExpr>, Vec<Stmt>)>,
     pub(super) steps: usize,
+    /// Calls of `DEFINE`d functions under way.
+    pub(super) calls: usize,
 }
 
 pub(super) type Env = HashMap<String, Val>;
@@ -90,6 +92,7 @@ impl<'a> Eval<'a> {
             imm_concrete: std::cell::Cell::new(false),
             funcs: HashMap::new(),
             steps: 0,
+            calls: 0,
         }
     }
 }

@@ -466,3 +466,50 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
     }
     Ok(report)
 }
+
+/// Runs the importer's whole translation on one operation text, as if Intel described an
+/// AVX2 intrinsic `(a, b, src: __m256i of SI16, k: __mmask16, imm8) -> __m256i` with it:
+/// the number of descriptions made, or why none. For robustness tests and fuzzing: any
+/// text must give one or the other, never a panic.
+pub fn exercise(operation: &str) -> Result<usize, String> {
+    let reg = |name: &str| RawParam {
+        c_type: "__m256i".into(),
+        name: name.into(),
+        etype: "SI16".into(),
+        imm_width: None,
+        imm_type: None,
+    };
+    let raw = Raw {
+        name: "_mm256_exercise_epi16".into(),
+        types: vec!["Integer".into()],
+        cpuid: vec!["AVX2".into()],
+        categories: vec!["Arithmetic".into()],
+        ret: ("__m256i".into(), "UI16".into()),
+        ret_name: "dst".into(),
+        params: vec![
+            reg("src"),
+            RawParam {
+                c_type: "__mmask16".into(),
+                name: "k".into(),
+                etype: "MASK".into(),
+                imm_width: None,
+                imm_type: None,
+            },
+            reg("a"),
+            reg("b"),
+            RawParam {
+                c_type: "int".into(),
+                name: "imm8".into(),
+                etype: "IMM".into(),
+                imm_width: Some(8),
+                imm_type: None,
+            },
+        ],
+        operation: Some(operation.to_string()),
+        instruction: Some("vexercise".into()),
+    };
+    let features = screen(&raw).map_err(|s| s.detail)?;
+    translate(&raw, features, &HashMap::new())
+        .map(|e| e.len())
+        .map_err(|s| s.detail)
+}

@@ -112,7 +112,11 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
 /// Parses a whole operation.
 pub fn parse(text: &str) -> Result<Vec<Stmt>, String> {
     let toks = lex(text)?;
-    let mut p = P { toks, pos: 0 };
+    let mut p = P {
+        toks,
+        pos: 0,
+        depth: 0,
+    };
     let body = p.block(&[])?;
     p.skip_newlines();
     if p.pos < p.toks.len() {
@@ -124,7 +128,13 @@ pub fn parse(text: &str) -> Result<Vec<Stmt>, String> {
 struct P {
     toks: Vec<Tok>,
     pos: usize,
+    /// Nesting of statements and expressions being parsed.
+    depth: usize,
 }
+
+/// The deepest nesting of statements and expressions accepted (Intel's texts nest a few
+/// levels; the limit keeps a hostile input from overflowing the stack).
+const MAX_DEPTH: usize = 100;
 
 impl P {
     fn peek(&self) -> Option<&Tok> {
@@ -197,6 +207,21 @@ impl P {
     }
 
     fn stmt(&mut self) -> Result<Stmt, String> {
+        self.nest(|p| p.stmt_inner())
+    }
+
+    /// Runs `f` one level deeper, refusing inputs nested past [`MAX_DEPTH`].
+    fn nest<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, String>) -> Result<T, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!("nested more than {MAX_DEPTH} levels deep"));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
+    fn stmt_inner(&mut self) -> Result<Stmt, String> {
         if self.eat_word("FOR") {
             let Some(Tok::Word(v)) = self.peek().cloned() else {
                 return Err("expected a loop variable".into());
@@ -328,6 +353,10 @@ impl P {
     }
 
     fn expr(&mut self) -> Result<PExpr, String> {
+        self.nest(|p| p.expr_inner())
+    }
+
+    fn expr_inner(&mut self) -> Result<PExpr, String> {
         let c = self.binary(0)?;
         if self.eat_sym("?") {
             let a = self.expr()?;
@@ -387,11 +416,11 @@ impl P {
     fn unary(&mut self) -> Result<PExpr, String> {
         for op in ["-", "~", "!"] {
             if self.eat_sym(op) {
-                return Ok(PExpr::Un(op.into(), Rc::new(self.unary()?)));
+                return Ok(PExpr::Un(op.into(), Rc::new(self.nest(|p| p.unary())?)));
             }
         }
         if self.eat_word("NOT") {
-            return Ok(PExpr::Un("NOT".into(), Rc::new(self.unary()?)));
+            return Ok(PExpr::Un("NOT".into(), Rc::new(self.nest(|p| p.unary())?)));
         }
         let mut e = self.primary()?;
         while self.eat_sym("[") {
