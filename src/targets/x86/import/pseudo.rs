@@ -223,10 +223,7 @@ impl P {
 
     fn stmt_inner(&mut self) -> Result<Stmt, String> {
         if self.eat_word("FOR") {
-            let Some(Tok::Word(v)) = self.peek().cloned() else {
-                return Err("expected a loop variable".into());
-            };
-            self.pos += 1;
+            let v = self.name("a loop variable")?;
             self.expect_sym(":=")?;
             let from = self.expr()?;
             if !self.eat_word("to") {
@@ -268,10 +265,7 @@ impl P {
             return Ok(Stmt::While(c, body));
         }
         if self.eat_word("DEFINE") {
-            let Some(Tok::Word(name)) = self.peek().cloned() else {
-                return Err("expected a function name".into());
-            };
-            self.pos += 1;
+            let name = self.name("a function name")?;
             self.expect_sym("(")?;
             let params = self.args()?;
             self.skip_newlines();
@@ -302,6 +296,15 @@ impl P {
         Ok(Stmt::Other(text.join(" ")))
     }
 
+    /// The word at the cursor, taken; `what` names what was expected otherwise.
+    fn name(&mut self, what: &str) -> Result<String, String> {
+        let Some(Tok::Word(w)) = self.peek().cloned() else {
+            return Err(format!("expected {what}"));
+        };
+        self.pos += 1;
+        Ok(w)
+    }
+
     /// Comma-separated expressions up to and including `)` (the `(` is already read).
     fn args(&mut self) -> Result<Vec<PExpr>, String> {
         let mut args = Vec::new();
@@ -317,23 +320,12 @@ impl P {
         }
     }
 
+    /// The rest of `IF`, through its `FI`.
     fn if_rest(&mut self) -> Result<Stmt, String> {
-        let c = self.expr()?;
-        self.eat_word("THEN");
-        let then = self.block(&["ELSE", "FI"])?;
-        let mut els = Vec::new();
-        if self.eat_word("ELSE") {
-            if self.eat_word("IF") {
-                // `ELSE IF` shares the outer `FI`.
-                let inner = self.if_rest_shared()?;
-                els.push(inner);
-            } else {
-                els = self.block(&["FI"])?;
-            }
-        }
+        let s = self.if_rest_shared()?;
         self.expect_word("FI")?;
         self.end_line()?;
-        Ok(Stmt::If(c, then, els))
+        Ok(s)
     }
 
     /// The rest of an `ELSE IF`, which ends at the enclosing `FI` (not consumed).
@@ -344,7 +336,8 @@ impl P {
         let mut els = Vec::new();
         if self.eat_word("ELSE") {
             if self.eat_word("IF") {
-                els.push(self.if_rest_shared()?);
+                // `ELSE IF` shares the outer `FI`.
+                els.push(self.nest(|p| p.if_rest_shared())?);
             } else {
                 els = self.block(&["FI"])?;
             }
