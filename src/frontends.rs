@@ -34,11 +34,13 @@ pub enum FrontEnd {
     Isa,
     /// A kernel (`.hk`).
     Kernel,
+    /// A fixed-size float kernel in C (`harrow float`).
+    FloatC,
 }
 
 impl FrontEnd {
     /// Every front end, in a fixed order.
-    pub const ALL: [FrontEnd; 7] = [
+    pub const ALL: [FrontEnd; 8] = [
         FrontEnd::HalideExpr,
         FrontEnd::ExprFile,
         FrontEnd::RakeSpec,
@@ -46,6 +48,7 @@ impl FrontEnd {
         FrontEnd::Rules,
         FrontEnd::Isa,
         FrontEnd::Kernel,
+        FrontEnd::FloatC,
     ];
 
     /// A short name (the fuzz target's name).
@@ -58,6 +61,7 @@ impl FrontEnd {
             FrontEnd::Rules => "rules",
             FrontEnd::Isa => "isa",
             FrontEnd::Kernel => "kernel",
+            FrontEnd::FloatC => "float_c",
         }
     }
 
@@ -185,6 +189,25 @@ fn run(fe: FrontEnd, src: &Arc<Source>) -> Result<(), Diag> {
             let k = crate::kernel::parse(src)?;
             if let Some(be) = BACKEND.as_ref() {
                 let _ = crate::kernel::c_file::c_file(&k, be, None, "fuzzed");
+            }
+        }
+        FrontEnd::FloatC => {
+            // Vectorized for the default target as `harrow float compile` would, with
+            // short search limits: the point is that no input crashes any phase.
+            let target = (crate::targets::REGISTRY[0].make)();
+            let opts = crate::float::Options {
+                limits: crate::float::vectorize::Limits {
+                    nodes: 20_000,
+                    rounds: 16,
+                    time: std::time::Duration::from_millis(50),
+                    extract: std::time::Duration::from_millis(5),
+                },
+                ..Default::default()
+            };
+            match crate::float::compile(src, &*target, &opts) {
+                Err(crate::float::FloatError::Diag(d)) => return Err(*d),
+                Err(e) => return Err(Diag::new(src, 0..0, e.to_string())),
+                Ok(_) => {}
             }
         }
     }

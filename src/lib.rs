@@ -8,6 +8,7 @@
 pub mod bounds;
 pub mod cli;
 pub mod diag;
+pub mod float;
 pub mod fpir;
 pub mod frontends;
 pub mod interp;

@@ -154,6 +154,15 @@ fn seeds(fe: FrontEnd) -> Vec<String> {
             .iter()
             .map(|p| read(p))
             .collect(),
+        // The small float kernels (the large ones take long to evaluate per mutant).
+        FrontEnd::FloatC => files(&root.join("benchmarks/float"), ".c")
+            .iter()
+            .filter(|p| {
+                let n = p.to_string_lossy();
+                !n.contains("10x10") && !n.contains("16x16")
+            })
+            .map(|p| read(p))
+            .collect(),
     }
 }
 

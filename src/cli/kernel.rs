@@ -60,6 +60,10 @@ pub struct BenchArgs {
     /// Also draw the per-kernel speedups against each baseline as an SVG chart here.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Benchmark the float kernels (`benchmarks/float/*.c`, or `--dir`) instead: harrow's
+    /// vectorization against the C at clang -O3 and at -O3 -ffast-math.
+    #[arg(long)]
+    pub float: bool,
 }
 
 /// Reads and elaborates a kernel file.
@@ -254,6 +258,9 @@ fn default_bench_dir() -> PathBuf {
 
 /// Runs `harrow bench`.
 pub fn cmd_bench(a: &BenchArgs) -> Result<String, CliError> {
+    if a.float {
+        return super::float::cmd_bench_float(&a.target, a.dir.as_deref(), &a.only, a.json);
+    }
     let dir = a.dir.clone().unwrap_or_else(default_bench_dir);
     let files = kernel_files(&dir)?;
     let t0 = std::time::Instant::now();

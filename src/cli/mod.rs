@@ -6,6 +6,7 @@
 mod bench_plot;
 pub mod bench_report;
 mod compile;
+pub mod float;
 mod fuzz;
 mod inputs;
 pub mod isa;
@@ -143,6 +144,8 @@ pub enum Command {
     Synth(synth::SynthArgs),
     /// Instruction descriptions: import them from the vendors' specifications.
     Isa(isa::IsaArgs),
+    /// Fixed-size float kernels written in C, vectorized by equality saturation (Diospyros).
+    Float(float::FloatArgs),
 }
 
 /// `harrow verify`
@@ -300,6 +303,7 @@ pub fn run(cli: Cli) -> Result<String, CliError> {
         Command::FuzzKernels(a) => fuzz::cmd_fuzz(&a),
         Command::Synth(a) => synth::cmd_synth(&a),
         Command::Isa(a) => isa::cmd_isa(&a),
+        Command::Float(a) => float::cmd_float(&a),
     }
 }
 

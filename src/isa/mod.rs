@@ -5,6 +5,7 @@
 //! implementations) are folders under `src/targets/`.
 
 pub mod desc;
+pub mod float;
 pub mod hwcheck;
 pub mod import;
 pub mod target;

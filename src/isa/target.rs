@@ -314,6 +314,10 @@ pub trait Target: Send + Sync {
     fn mca_model(&self) -> Option<(&'static str, &'static str)> {
         None
     }
+    /// The target's float vector instructions, when the float vectorizer supports it.
+    fn float_isa(&self) -> Option<&'static crate::isa::float::FloatIsa> {
+        None
+    }
 }
 
 /// A C expression loading a value of the C type `ty` from the bytes at `ptr` (any

@@ -4,6 +4,7 @@
 //! extension, static against the Debian cross sysroot) and run under `qemu-aarch64 -cpu max`.
 
 pub mod dot;
+pub mod float;
 
 use std::sync::{Arc, LazyLock};
 
@@ -124,6 +125,10 @@ pub fn neon_type(t: Type) -> Option<String> {
 impl crate::isa::target::Target for Neon {
     fn spec(&self) -> &'static TargetSpec {
         &SPEC
+    }
+
+    fn float_isa(&self) -> Option<&'static crate::isa::float::FloatIsa> {
+        Some(&float::NEON)
     }
 
     fn c_header(&self) -> String {

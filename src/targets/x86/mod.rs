@@ -3,6 +3,7 @@
 //! Programs are built with clang-19 for the host's architecture and run natively; code for
 //! a feature the host lacks (AVX-512 on most machines) is still compiled and selected.
 
+pub mod float;
 pub mod import;
 pub mod vnni;
 
@@ -210,6 +211,13 @@ impl crate::isa::target::Target for Variant {
 
     fn folds_widening_loads(&self) -> bool {
         true
+    }
+
+    fn float_isa(&self) -> Option<&'static crate::isa::float::FloatIsa> {
+        Some(match self {
+            Variant::Avx2 => &float::AVX2,
+            Variant::Avx512 => &float::AVX512,
+        })
     }
 
     fn derives_neighbour_loads(&self) -> bool {

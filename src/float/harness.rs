@@ -1,0 +1,402 @@
+//! Checking and measuring a compiled float kernel: one program links the C as written
+//! (clang -O3 with contraction off, so it computes what the C says), the same C under
+//! `-ffast-math`, and harrow's vector code, each in its own unit (the fixed C is the
+//! template `harness_main.c`).
+//!
+//! `check` runs every implementation on random and edge-case inputs and compares lane for
+//! lane: harrow's result with the C's (bits, NaN with NaN), and the C's with the reference
+//! interpreter of the symbolic evaluation (so the front end's reading of the C is checked
+//! too). With `--fast-math`, harrow's result need only be within [`fast_math_tolerance`].
+//! `bench` times the three (x86: wall time, on this host) or counts their executed
+//! instructions under qemu (targets with an instruction trace).
+
+use std::path::{Path, PathBuf};
+
+use super::Compiled;
+use super::dag::same_result;
+use crate::isa::target::{Purpose, Target};
+use crate::isa::toolchain::{Compile, Output, ToolError, run, scratch, write_file};
+use crate::util::rng::SplitMix64;
+
+const TEMPLATE: &str = include_str!("harness_main.c");
+
+/// Why a check or a measurement failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HarnessError {
+    /// A tool is missing, or a compile or a run failed.
+    #[error(transparent)]
+    Tool(#[from] ToolError),
+    /// The program's output is not what was asked for.
+    #[error("{0}")]
+    Output(String),
+    /// harrow's code computes something else than the C.
+    #[error("{0}")]
+    Differs(String),
+    /// The host cannot run the target's code.
+    #[error("skipped: {0}")]
+    CannotRun(String),
+}
+
+/// A built harness program.
+pub struct Program {
+    _dir: crate::isa::toolchain::Scratch,
+    exe: PathBuf,
+    total: usize,
+}
+
+/// Builds the harness for `k` (whose C source text is `c_source`).
+pub fn build(k: &Compiled, c_source: &str, target: &dyn Target) -> Result<Program, HarnessError> {
+    crate::isa::toolchain::require_toolchain(target)?;
+    let dir = scratch("float");
+    std::fs::create_dir_all(&dir).map_err(|source| ToolError::Io {
+        action: "create",
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let name = &k.kernel.name;
+    let user = write_file(&dir, "kernel.c", c_source)?;
+    let vector = write_file(&dir, "harrow.c", &k.c)?;
+    let params = &k.kernel.params;
+    let mut offsets = vec![0usize];
+    for p in params {
+        offsets.push(offsets.last().copied().unwrap_or(0) + p.len());
+    }
+    let total = *offsets.last().unwrap_or(&0);
+    let proto: Vec<&str> = params
+        .iter()
+        .map(|p| {
+            if p.dims.is_empty() {
+                "float"
+            } else {
+                "float *"
+            }
+        })
+        .collect();
+    let args: Vec<String> = params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let at = format!("b + {}", offsets[i]);
+            if p.dims.is_empty() {
+                format!("*({at})")
+            } else {
+                at
+            }
+        })
+        .collect();
+    let offsets_text: Vec<String> = offsets.iter().map(usize::to_string).collect();
+    let main = crate::util::ctemplate::fill(
+        "harness_main.c",
+        TEMPLATE,
+        &[
+            ("NPARAMS", &params.len().to_string()),
+            ("TOTAL", &total.max(1).to_string()),
+            ("OFFSETS", &offsets_text.join(", ")),
+            ("PROTO", &proto.join(", ")),
+            ("ARGS", &args.join(", ")),
+        ],
+    );
+    let main = write_file(&dir, "main.c", main)?;
+    let object = |src: &Path, out: &str, rename: &str, purpose: Purpose, extra: &[&str]| {
+        let o = dir.join(out);
+        Compile::new(target, purpose)
+            .arg(format!("-D{name}={rename}"))
+            .args(extra.iter().copied())
+            .arg(src)
+            .output(&o, Output::Object)
+            .map(|_| o)
+    };
+    let exact = ["-ffp-contract=off"];
+    let fast = ["-ffast-math"];
+    // harrow's code is built as the baseline it is compared with is: exact, or with
+    // -ffast-math when it was vectorized with --fast-math.
+    let own: &[&str] = if k.fast_math { &fast } else { &exact };
+    let objs = [
+        object(
+            &user,
+            "scalar.o",
+            "scalar_kernel",
+            Purpose::Baseline,
+            &exact,
+        )?,
+        object(&user, "fast.o", "fast_kernel", Purpose::Baseline, &fast)?,
+        object(&vector, "harrow.o", "harrow_kernel", Purpose::Kernel, own)?,
+    ];
+    let exe = dir.join("float");
+    Compile::new(target, Purpose::Kernel)
+        .arg(&main)
+        .args(objs.iter())
+        .arg("-lm")
+        .output(&exe, Output::Executable)?;
+    Ok(Program {
+        _dir: dir,
+        exe,
+        total,
+    })
+}
+
+/// Values every check includes: zeros of both signs, ones, the extremes, a subnormal,
+/// infinities and NaN.
+const EDGE: [f32; 11] = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    f32::MAX,
+    f32::MIN_POSITIVE,
+    1.0e-45,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    0.5,
+];
+
+/// `cases` inputs: the first few every element one edge value, then random ones (most
+/// in [-2, 2], some of any exponent, some edge values).
+pub fn inputs(total: usize, cases: usize, seed: u64) -> Vec<Vec<f32>> {
+    let mut rng = SplitMix64::new(seed);
+    let mut out = Vec::new();
+    for c in 0..cases {
+        let case = (0..total)
+            .map(|_| {
+                if c < EDGE.len() / 2 {
+                    // Whole cases of two edge values mixed.
+                    EDGE[(2 * c + rng.below(2) as usize) % EDGE.len()]
+                } else {
+                    match rng.below(10) {
+                        0 => EDGE[rng.below(EDGE.len() as u64) as usize],
+                        1 => f32::from_bits(rng.next_u64() as u32),
+                        _ => (rng.below(1 << 24) as f32 / (1 << 22) as f32) - 2.0,
+                    }
+                }
+            })
+            .collect();
+        out.push(case);
+    }
+    out
+}
+
+/// What a check found.
+#[derive(Clone, Debug)]
+pub struct CheckReport {
+    /// Cases run.
+    pub cases: usize,
+    /// Output elements compared per implementation.
+    pub elements: usize,
+    /// Cases not compared under `--fast-math` because the exact evaluation meets an
+    /// infinity or NaN.
+    pub outside_fast_math: usize,
+    /// Largest difference of harrow's result from the C's in units of the tolerance
+    /// (fast-math only; 0 when exact).
+    pub worst_fast_math: f64,
+}
+
+/// Runs `cases` inputs through the program and compares (see the module documentation).
+pub fn check(
+    k: &Compiled,
+    prog: &Program,
+    target: &dyn Target,
+    cases: usize,
+    seed: u64,
+) -> Result<CheckReport, HarnessError> {
+    if let Some(why) = target.cannot_run_here() {
+        return Err(HarnessError::CannotRun(why));
+    }
+    let ins = inputs(prog.total, cases, seed);
+    let bytes: Vec<u8> = ins
+        .iter()
+        .flatten()
+        .flat_map(|v| v.to_bits().to_le_bytes())
+        .collect();
+    let out = run(target, &prog.exe, &["check", &cases.to_string()], &bytes)?;
+    let floats: Vec<f32> = out
+        .chunks_exact(4)
+        .map(|b| f32::from_bits(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+        .collect();
+    if floats.len() != cases * 3 * prog.total {
+        return Err(HarnessError::Output(format!(
+            "the harness printed {} values, expected {}",
+            floats.len(),
+            cases * 3 * prog.total
+        )));
+    }
+    let ev = &k.kernel;
+    let mut report = CheckReport {
+        cases,
+        elements: 0,
+        worst_fast_math: 0.0,
+        outside_fast_math: 0,
+    };
+    for (c, input) in ins.iter().enumerate() {
+        let at = |k: usize| &floats[(c * 3 + k) * prog.total..(c * 3 + k + 1) * prog.total];
+        let (scalar, harrow) = (at(0), at(2));
+        let params: Vec<Vec<f32>> = split(input, ev);
+        let values = ev.dag.eval(&params);
+        let values64 = ev.dag.eval_f64(&params);
+        // -ffast-math assumes no infinity or NaN anywhere: a case whose exact evaluation
+        // meets one is outside what --fast-math promises, and is not compared.
+        if k.fast_math && values.iter().any(|v| !v.is_finite()) {
+            report.outside_fast_math += 1;
+            continue;
+        }
+        let mut base = 0;
+        for (p, param) in ev.params.iter().enumerate() {
+            for e in 0..param.len() {
+                let want = if ev.written[p][e] {
+                    values[ev.finals[p][e] as usize]
+                } else {
+                    input[base + e]
+                };
+                let (s, h) = (scalar[base + e], harrow[base + e]);
+                let place =
+                    || format!("{}[{}] of case {c}", param.name, index_text(&param.dims, e));
+                if !same_result(s, want) {
+                    return Err(HarnessError::Differs(format!(
+                        "the C compiled by clang gives {s:e} at {}, harrow's reading of it {want:e}: a front-end bug (input: {:?})",
+                        place(),
+                        input
+                    )));
+                }
+                if k.fast_math {
+                    let real = values64[ev.finals[p][e] as usize];
+                    match fast_math_excess(h, want, real, ev.written[p][e]) {
+                        None => {
+                            return Err(HarnessError::Differs(format!(
+                                "harrow's --fast-math result {h:e} at {} is outside the bound: the C gives {want:e}, the real-number value is about {real:e} (input: {input:?})",
+                                place()
+                            )));
+                        }
+                        Some(d) => report.worst_fast_math = report.worst_fast_math.max(d),
+                    }
+                } else if !same_result(h, s) {
+                    return Err(HarnessError::Differs(format!(
+                        "harrow's vector code gives {h:e} at {}, the C {s:e} (input: {:?})",
+                        place(),
+                        input
+                    )));
+                }
+                report.elements += 1;
+            }
+            base += param.len();
+        }
+    }
+    Ok(report)
+}
+
+/// How far a `--fast-math` result `got` is from the real-number value `real` (estimated
+/// in double), in units of the bound: the larger of 2^-10 of the value's magnitude (at
+/// least 2^-10) and 16 times the exact float result's (`want`) own distance from `real`.
+/// Reassociation changes rounding errors, so the bound follows the computation's own
+/// sensitivity: an ill-conditioned output (a Gram-Schmidt column of a nearly singular
+/// matrix, say) is as uncertain in the C as in any reordering of it. Cases whose exact
+/// evaluation meets an infinity or NaN are not compared at all (`-ffast-math` assumes
+/// none). `None`: outside the bound.
+pub fn fast_math_excess(got: f32, want: f32, real: f64, written: bool) -> Option<f64> {
+    if same_result(got, want) || !written {
+        return same_result(got, want).then_some(0.0);
+    }
+    if !got.is_finite() || !want.is_finite() {
+        return None;
+    }
+    let own = (want as f64 - real).abs();
+    let bound = ((real.abs()).max(1.0) / 1024.0).max(16.0 * own);
+    let d = (got as f64 - real).abs() / bound;
+    (d <= 1.0).then_some(d)
+}
+
+fn split(input: &[f32], ev: &super::symbolic::Evaluated) -> Vec<Vec<f32>> {
+    let mut at = 0;
+    ev.params
+        .iter()
+        .map(|p| {
+            let v = input[at..at + p.len()].to_vec();
+            at += p.len();
+            v
+        })
+        .collect()
+}
+
+fn index_text(dims: &[usize], mut flat: usize) -> String {
+    let mut idx = vec![0; dims.len()];
+    for (d, &n) in dims.iter().enumerate().rev() {
+        idx[d] = flat % n;
+        flat /= n;
+    }
+    idx.iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join("][")
+}
+
+/// One kernel's measurement: the cost of a call of each implementation.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Measured {
+    /// harrow's vector code.
+    pub harrow: f64,
+    /// The C at clang -O3 (no contraction).
+    pub scalar: f64,
+    /// The C at clang -O3 -ffast-math.
+    pub fast: f64,
+    /// What the figures are: `ns` per call or `instructions` per call.
+    pub unit: &'static str,
+}
+
+/// Times (on the host) or counts (under qemu, by instruction trace) one call of each
+/// implementation on a random input.
+pub fn measure(prog: &Program, target: &dyn Target, seed: u64) -> Result<Measured, HarnessError> {
+    if let Some(why) = target.cannot_run_here() {
+        return Err(HarnessError::CannotRun(why));
+    }
+    let input = inputs(prog.total, 8, seed).pop().unwrap_or_default();
+    let bytes: Vec<u8> = input
+        .iter()
+        .flat_map(|v| v.to_bits().to_le_bytes())
+        .collect();
+    if target.spec().toolchain.runner.is_empty() {
+        let out = run(target, &prog.exe, &["time", "200000"], &bytes)?;
+        let text = String::from_utf8_lossy(&out);
+        let v: Vec<f64> = text
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let [scalar, fast, harrow] = v[..] else {
+            return Err(HarnessError::Output(format!(
+                "the harness printed `{text}`"
+            )));
+        };
+        return Ok(Measured {
+            harrow,
+            scalar,
+            fast,
+            unit: "ns",
+        });
+    }
+    let mut counts = [0u64; 4];
+    for (mode, slot) in counts.iter_mut().enumerate() {
+        *slot = traced(target, &prog.exe, mode, &bytes)?;
+    }
+    let per = |k: usize| counts[k].saturating_sub(counts[0]) as f64;
+    Ok(Measured {
+        harrow: per(1),
+        scalar: per(2),
+        fast: per(3),
+        unit: "instructions",
+    })
+}
+
+/// Instructions executed by `exe count mode`, from the target's instruction trace.
+fn traced(target: &dyn Target, exe: &Path, mode: usize, input: &[u8]) -> Result<u64, HarnessError> {
+    let log = exe.with_extension(format!("trace{mode}"));
+    let Some(mut cmd) = target.trace_command(exe, &log) else {
+        return Err(HarnessError::Output(format!(
+            "{} has no instruction trace",
+            target.name()
+        )));
+    };
+    let _ = std::fs::remove_file(&log);
+    cmd.arg("count").arg(mode.to_string());
+    crate::isa::toolchain::run_command(cmd, Some(input))?;
+    let text = std::fs::read_to_string(&log)
+        .map_err(|e| HarnessError::Output(format!("no trace at {}: {e}", log.display())))?;
+    Ok(text.lines().filter(|l| l.starts_with("Trace ")).count() as u64)
+}

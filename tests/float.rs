@@ -1,0 +1,313 @@
+//! The float vectorizer end to end: the suite (`benchmarks/float/`) vectorized for each
+//! target with float vectors and run against the C compiled by clang and the reference
+//! interpreter (x86 on this host; Arm under qemu; AVX-512 compiled always, run where the
+//! host has it), wrong programs caught, bad C refused at its place, the emitted C golden.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use harrow::diag::Source;
+use harrow::float::harness::{self, HarnessError};
+use harrow::float::{self, Compiled, FloatError, Options};
+use harrow::isa::target::Target;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn suite() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(repo().join("benchmarks/float"))
+        .expect("benchmarks/float")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn target(name: &str) -> Box<dyn Target> {
+    (harrow::targets::lookup(name).expect("registered").make)()
+}
+
+fn source(p: &Path) -> Arc<Source> {
+    Source::new(
+        p.display().to_string(),
+        std::fs::read_to_string(p).expect("readable"),
+    )
+}
+
+fn compile(src: &Arc<Source>, t: &dyn Target, fast_math: bool) -> Compiled {
+    let opts = Options {
+        fast_math,
+        ..Options::default()
+    };
+    float::compile(src, t, &opts).unwrap_or_else(|e| panic!("{}: {e}", src.name))
+}
+
+/// Compiles and checks `files` on `target_name`; returns how many were vectorized (not
+/// handed back as written).
+fn check_all(target_name: &str, files: &[PathBuf], fast_math: bool, cases: usize) -> usize {
+    let t = target(target_name);
+    let mut vectorized = 0;
+    for f in files {
+        let src = source(f);
+        let k = compile(&src, &*t, fast_math);
+        vectorized += usize::from(!k.as_written);
+        let prog =
+            harness::build(&k, &src.text, &*t).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        match harness::check(&k, &prog, &*t, cases, 3) {
+            Ok(r) => eprintln!(
+                "{target_name} {}: {} elements checked{}",
+                k.kernel.name,
+                r.elements,
+                if k.as_written { " (C as written)" } else { "" }
+            ),
+            Err(HarnessError::CannotRun(why)) => {
+                eprintln!("skipped running {} on {target_name}: {why}", k.kernel.name);
+            }
+            Err(e) => panic!("{} on {target_name}: {e}\n{}", f.display(), k.c),
+        }
+    }
+    vectorized
+}
+
+#[test]
+fn the_suite_is_exact_on_x86_avx2() {
+    let files = suite();
+    assert!(files.len() >= 20, "the suite has {} kernels", files.len());
+    let vectorized = check_all("x86-avx2", &files, false, 24);
+    // Every kernel but QR (whose vector form the model does not price below its scalar
+    // code) is vectorized.
+    assert!(
+        vectorized >= files.len() - 2,
+        "only {vectorized} kernels vectorized"
+    );
+}
+
+#[test]
+fn the_suite_is_exact_on_arm_neon_under_qemu() {
+    let files: Vec<PathBuf> = suite()
+        .into_iter()
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            !n.contains("16x16") && !n.contains("10x10")
+        })
+        .collect();
+    let vectorized = check_all("arm-neon", &files, false, 12);
+    // QR, and the 3x3 convolution by a 3x3 filter at four lanes, stay as written.
+    assert!(
+        vectorized >= files.len() - 3,
+        "only {vectorized} kernels vectorized"
+    );
+}
+
+#[test]
+fn fast_math_results_are_within_the_bound() {
+    let files: Vec<PathBuf> = suite()
+        .into_iter()
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            [
+                "mat_mul_8x8_8x8.c",
+                "conv2d_8x8_3x3.c",
+                "q_prod.c",
+                "qr_decomp_4x4.c",
+            ]
+            .contains(&n.as_str())
+        })
+        .collect();
+    assert_eq!(files.len(), 4);
+    check_all("x86-avx2", &files, true, 24);
+}
+
+#[test]
+fn avx512_code_compiles_and_runs_where_the_host_can() {
+    let files: Vec<PathBuf> = suite()
+        .into_iter()
+        .filter(|p| {
+            p.to_string_lossy().contains("mat_mul_4x4")
+                || p.to_string_lossy().contains("conv2d_8x8")
+        })
+        .collect();
+    let t = target("x86-avx512");
+    for f in &files {
+        let src = source(f);
+        let k = compile(&src, &*t, false);
+        assert_eq!(k.lanes, 16);
+        assert!(k.c.contains("__m512"), "{}", k.c);
+        // Always compiled (the program links); run only where the host has AVX-512.
+        let prog = harness::build(&k, &src.text, &*t).expect("builds");
+        match harness::check(&k, &prog, &*t, 8, 1) {
+            Ok(_) => {}
+            Err(HarnessError::CannotRun(why)) => eprintln!("skipped running: {why}"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn a_wrong_vector_program_is_caught() {
+    let src = source(&repo().join("benchmarks/float/mat_mul_4x4_4x4.c"));
+    let t = target("x86-avx2");
+    let mut k = compile(&src, &*t, false);
+    assert!(k.c.contains("_mm256_add_ps"), "{}", k.c);
+    k.c = k.c.replacen("_mm256_add_ps", "_mm256_sub_ps", 1);
+    let prog = harness::build(&k, &src.text, &*t).expect("builds");
+    match harness::check(&k, &prog, &*t, 8, 1) {
+        Err(HarnessError::Differs(m)) => assert!(m.contains("harrow's vector code gives"), "{m}"),
+        other => panic!("a wrong program passed the check: {other:?}"),
+    }
+}
+
+#[test]
+fn a_wrong_reading_of_the_c_is_caught() {
+    // The interpreter's meaning is compared with clang's too: a front end that misread
+    // the C would be reported even if the vector code matched its misreading.
+    let src = source(&repo().join("benchmarks/float/mat_mul_2x2_2x2.c"));
+    let t = target("x86-avx2");
+    let mut k = compile(&src, &*t, false);
+    let out = k.kernel.finals.len() - 1;
+    k.kernel.finals[out].swap(0, 1);
+    let prog = harness::build(&k, &src.text, &*t).expect("builds");
+    match harness::check(&k, &prog, &*t, 8, 1) {
+        Err(HarnessError::Differs(m)) => assert!(m.contains("front-end bug"), "{m}"),
+        other => panic!("a misreading passed the check: {other:?}"),
+    }
+}
+
+fn refused(text: &str) -> String {
+    let src = Source::new("k.c", text);
+    match float::compile(&src, &*target("x86-avx2"), &Options::default()) {
+        Err(FloatError::Diag(d)) => d.render(),
+        Err(e) => panic!("not a diagnostic: {e}"),
+        Ok(_) => panic!("accepted:\n{text}"),
+    }
+}
+
+#[test]
+fn c_outside_the_subset_is_refused_at_its_place() {
+    let cases = [
+        (
+            "void k(float *a, float o[1]) { o[0] = a[0]; }",
+            "k.c:1:14",
+            "pointers are not supported",
+        ),
+        (
+            "void k(float a[2], float o[1]) {\n  if (a[0] > a[1]) o[0] = a[0];\n}",
+            "k.c:2:7",
+            "comparison of float values",
+        ),
+        (
+            "void k(float a[2], float o[1]) { o[0] = a[0] * 0.1 + a[1]; }",
+            "k.c:1:48",
+            "double that is not a float",
+        ),
+        (
+            "void k(float a[2], float o[1]) { o[0] = a[2]; }",
+            "k.c:1:43",
+            "outside 0..2",
+        ),
+        (
+            "void k(float a[2], float o[1]) { o[0] = expf(a[0]); }",
+            "k.c:1:41",
+            "`expf` is not supported",
+        ),
+        (
+            "void k(float a[2], float o[1]) { o[0] = a[0] +; }",
+            "k.c:1:47",
+            "C syntax error",
+        ),
+        (
+            "void k(float a[1], float o[1]) { for (;;) o[0] = a[0]; }",
+            "k.c:1:",
+            "every loop must end",
+        ),
+        (
+            "void k(float a[1], float o[1]) { float s = a[0]; for (int i = 0; i < 5000; i++) s = s * a[0]; o[0] = s; }",
+            "k.c:1:",
+            "dependent float operations",
+        ),
+        (
+            "#define F(x) x\nvoid k(float a[1], float o[1]) { o[0] = a[0]; }",
+            "k.c:1:1",
+            "unsupported preprocessor directive",
+        ),
+        (
+            "float k(float a[1]) { return a[0]; }",
+            "k.c:1:7",
+            "must return `void`",
+        ),
+        (
+            "void k(const float a[1], float o[1]) { float t; o[0] = t; }",
+            "k.c:1:56",
+            "read before it is given a value",
+        ),
+        (
+            "void k(double a[1], float o[1]) { o[0] = 1.0f; }",
+            "k.c:1:8",
+            "`double` is not supported",
+        ),
+        (
+            "void k(const float a[1]) { a[0] = 1.0f; }",
+            "k.c:1:28",
+            "`a` is const",
+        ),
+    ];
+    for (text, at, what) in cases {
+        let m = refused(text);
+        assert!(
+            m.contains(at) && m.contains(what),
+            "expected `{what}` at {at} for\n{text}\ngot:\n{m}"
+        );
+    }
+}
+
+#[test]
+fn macros_comments_and_double_constants_are_read_as_c_reads_them() {
+    // `0.5` is a double that is a float value: one operation with it rounds as the float
+    // operation does. A macro is an expression evaluated where it is used.
+    let text = "// a comment\n#include <math.h>\n#define N (1 + 1)\n#define HALF 0.5\n\
+                void k(const float a[N], float o[N]) { /* both */\n\
+                for (int i = 0; i < N; i++) o[i] = a[i] * HALF; }\n";
+    let src = Source::new("k.c", text);
+    let t = target("x86-avx2");
+    let k = compile(&src, &*t, false);
+    assert_eq!(k.kernel.params[0].dims, vec![2]);
+    let prog = harness::build(&k, text, &*t).expect("builds");
+    harness::check(&k, &prog, &*t, 16, 2).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn every_float_table_has_every_operation() {
+    let with: Vec<&str> = float::float_targets();
+    assert_eq!(with, ["x86-avx2", "x86-avx512", "arm-neon"]);
+    for name in with {
+        let isa = target(name).float_isa().expect("listed");
+        for op in harrow::isa::float::ALL_FLOAT_OPS {
+            assert!(
+                isa.instrs.iter().any(|i| i.op == op),
+                "{name} has no {op:?}"
+            );
+        }
+    }
+    // Targets without a table are refused by name.
+    let src = Source::new("k.c", "void k(float o[1]) { o[0] = 1.0f; }");
+    match float::compile(&src, &*target("hvx"), &Options::default()) {
+        Err(FloatError::Target(t, list)) => assert!(t == "hvx" && list.contains("arm-neon")),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn emitted_c_is_golden() {
+    // Re-bless with UPDATE_EXPECT=1 after a deliberate change of the vectorizer.
+    for (kernel, target_name) in [
+        ("mat_mul_2x3_3x3", "x86-avx2"),
+        ("conv2d_3x3_2x2", "arm-neon"),
+    ] {
+        let src = source(&repo().join(format!("benchmarks/float/{kernel}.c")));
+        let k = compile(&src, &*target(target_name), false);
+        let golden = repo().join(format!("tests/golden/float/{kernel}.{target_name}.c"));
+        expect_test::expect_file![golden].assert_eq(&k.c);
+    }
+}
