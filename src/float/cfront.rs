@@ -176,10 +176,7 @@ type RawDefine = (String, (String, usize));
 
 /// The text with every preprocessor line blanked (offsets kept), and the `#define`
 /// constants.
-fn strip_directives(
-    source: &Arc<Source>,
-    text: &str,
-) -> Result<(String, Vec<RawDefine>), Diag> {
+fn strip_directives(source: &Arc<Source>, text: &str) -> Result<(String, Vec<RawDefine>), Diag> {
     let mut out = String::with_capacity(text.len());
     let mut defines = Vec::new();
     let mut offset = 0;

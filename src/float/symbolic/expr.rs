@@ -1,440 +1,17 @@
-//! Symbolic evaluation of a float kernel's body: loops run to completion with their
-//! integer indices known, and every `float` value becomes a node of the scalar [`Dag`], so
-//! each element of each parameter ends as one expression of the parameters' entry values.
-//!
-//! Integer values (indices, loop counters, sizes) are computed exactly; control flow may
-//! depend only on them. C's usual arithmetic conversions are followed where they matter to
-//! the result: a `float` operation with a `double` constant is computed in double and
-//! rounded on assignment, which gives the float operation's result only when the constant
-//! is a float value and the double result is rounded before it is used again (double
-//! rounding is innocuous for one `+ - * /` or `sqrt` at 53 bits); anything else is
-//! rejected at its place rather than computed differently.
+//! Expressions of the C subset: integer arithmetic computed, float arithmetic built as
+//! DAG nodes with C's conversions, array elements read and written, the library calls
+//! the subset has.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
-use lang_c::ast::{
-    BinaryOperator, BlockItem, Constant, Declaration, Expression, ForInitializer, Initializer,
-    Statement, UnaryOperator,
-};
+use lang_c::ast::{BinaryOperator, Constant, Expression, UnaryOperator};
 use lang_c::span::{Node, Span};
 
-use super::cfront::{self, BaseType, CFile, Param, err};
-use super::dag::{BinOp, Dag, Node as DNode, NodeId, UnOp};
-use crate::diag::{Diag, Source};
-
-/// Statements executed before evaluation gives up (loops must end).
-const MAX_STEPS: u64 = 4_000_000;
-/// Distinct scalar nodes before evaluation gives up.
-const MAX_NODES: usize = 2_000_000;
-/// Longest chain of dependent operations (later phases walk chains recursively).
-pub const MAX_DEPTH: u32 = 1024;
-
-/// A kernel after symbolic evaluation.
-#[derive(Debug, Clone)]
-pub struct Evaluated {
-    /// The function's name.
-    pub name: String,
-    /// Its parameters.
-    pub params: Vec<Param>,
-    /// The scalar DAG.
-    pub dag: Dag,
-    /// For each parameter, the final value of each element (flattened).
-    pub finals: Vec<Vec<NodeId>>,
-    /// For each parameter, which elements the kernel wrote.
-    pub written: Vec<Vec<bool>>,
-}
-
-/// The C type of a float value, as far as its meaning depends on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FTy {
-    /// A `float`.
-    Float,
-    /// A `double` whose value is a float value (a float constant written as a double).
-    DoubleExact,
-    /// A `double` that equals the node's value once rounded to float: the result of one
-    /// operation on float values, or a constant that is not a float value.
-    DoubleRounds,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum Val {
-    Int(i64),
-    F(NodeId, FTy),
-}
-
-#[derive(Clone, Debug)]
-enum Var {
-    Int(Option<i64>),
-    Float(Option<NodeId>),
-    Array {
-        dims: Vec<usize>,
-        elems: Vec<Option<NodeId>>,
-        /// The parameter it is, if it is one.
-        param: Option<usize>,
-        is_const: bool,
-    },
-}
-
-enum Flow {
-    Next,
-    Break,
-    Continue,
-    Return,
-}
-
-struct Eval<'f> {
-    file: &'f CFile,
-    src: Arc<Source>,
-    dag: Dag,
-    scopes: Vec<HashMap<String, Var>>,
-    written: Vec<Vec<bool>>,
-    steps: u64,
-    /// The macros being expanded.
-    expanding: Vec<String>,
-}
-
-/// Evaluates the kernel `name` (or the only function) of `file`.
-pub fn evaluate(file: &CFile, name: Option<&str>) -> Result<Evaluated, Diag> {
-    let f = cfront::kernel_function(file, name)?;
-    let mut ev = Eval {
-        file,
-        src: file.source.clone(),
-        dag: Dag::default(),
-        scopes: vec![HashMap::new()],
-        written: Vec::new(),
-        steps: 0,
-        expanding: Vec::new(),
-    };
-    let params = cfront::params(&file.source, f, |e| ev.const_int(e))?;
-    let mut scope = HashMap::new();
-    for (i, p) in params.iter().enumerate() {
-        let elems: Vec<Option<NodeId>> = (0..p.len())
-            .map(|k| {
-                Some(ev.dag.add(DNode::Input {
-                    param: i as u16,
-                    index: k as u32,
-                }))
-            })
-            .collect();
-        let var = if p.dims.is_empty() {
-            Var::Float(elems[0])
-        } else {
-            Var::Array {
-                dims: p.dims.clone(),
-                elems,
-                param: Some(i),
-                is_const: p.is_const,
-            }
-        };
-        scope.insert(p.name.clone(), var);
-        ev.written.push(vec![false; p.len()]);
-    }
-    ev.scopes.push(scope);
-    ev.stmt(&f.node.statement)?;
-    let scope = ev.scopes.pop().unwrap_or_default();
-    let mut finals = Vec::new();
-    for (i, p) in params.iter().enumerate() {
-        let v = match scope.get(&p.name) {
-            Some(Var::Array { elems, .. }) => elems.iter().map(|e| e.unwrap_or(0)).collect(),
-            // A scalar parameter is the caller's copy: writing it changes nothing outside.
-            _ => {
-                ev.written[i] = vec![false];
-                vec![ev.dag.add(DNode::Input {
-                    param: i as u16,
-                    index: 0,
-                })]
-            }
-        };
-        finals.push(v);
-    }
-    let name = cfront::declarator_name(&f.node.declarator.node)
-        .unwrap_or("kernel")
-        .to_string();
-    if !ev.written.iter().flatten().any(|&w| w) {
-        return Err(err(
-            &ev.src,
-            f.node.declarator.span,
-            "the kernel writes no array",
-        )
-        .note("outputs are the elements of array parameters the kernel assigns"));
-    }
-    Ok(Evaluated {
-        name,
-        params,
-        dag: ev.dag,
-        finals,
-        written: ev.written,
-    })
-}
+use super::super::cfront::BaseType;
+use super::super::dag::{BinOp, Node as DNode, NodeId, UnOp};
+use super::{Eval, FTy, Val, Var};
+use crate::diag::Diag;
 
 impl Eval<'_> {
-    fn e(&self, span: Span, msg: impl Into<String>) -> Diag {
-        err(&self.src, span, msg)
-    }
-
-    fn step(&mut self, span: Span) -> Result<(), Diag> {
-        self.steps += 1;
-        if self.steps > MAX_STEPS {
-            return Err(self.e(
-                span,
-                format!("evaluation ran past {MAX_STEPS} statements"),
-            )
-            .note("float kernels are fixed-size: every loop must end after a constant number of steps"));
-        }
-        if self.dag.len() > MAX_NODES {
-            return Err(self.e(span, format!("more than {MAX_NODES} distinct float values")));
-        }
-        Ok(())
-    }
-
-    fn check_depth(&self, id: NodeId, span: Span) -> Result<(), Diag> {
-        if self.dag.depth(id) > MAX_DEPTH {
-            return Err(self
-                .e(
-                    span,
-                    format!("a chain of more than {MAX_DEPTH} dependent float operations"),
-                )
-                .note("float kernels are small fixed-size computations"));
-        }
-        Ok(())
-    }
-
-    fn lookup(&mut self, name: &str) -> Option<&mut Var> {
-        self.scopes.iter_mut().rev().find_map(|s| s.get_mut(name))
-    }
-
-    fn stmt(&mut self, s: &Node<Statement>) -> Result<Flow, Diag> {
-        self.step(s.span)?;
-        match &s.node {
-            Statement::Compound(items) => {
-                self.scopes.push(HashMap::new());
-                let flow = self.block(items);
-                self.scopes.pop();
-                flow
-            }
-            Statement::Expression(None) => Ok(Flow::Next),
-            Statement::Expression(Some(e)) => {
-                self.expr(e)?;
-                Ok(Flow::Next)
-            }
-            Statement::If(i) => {
-                if self.cond(&i.node.condition)? {
-                    self.stmt(&i.node.then_statement)
-                } else if let Some(e) = &i.node.else_statement {
-                    self.stmt(e)
-                } else {
-                    Ok(Flow::Next)
-                }
-            }
-            Statement::For(f) => {
-                self.scopes.push(HashMap::new());
-                let r = self.for_loop(&f.node);
-                self.scopes.pop();
-                r
-            }
-            Statement::While(w) => {
-                while self.cond(&w.node.expression)? {
-                    match self.stmt(&w.node.statement)? {
-                        Flow::Break => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Next | Flow::Continue => {}
-                    }
-                }
-                Ok(Flow::Next)
-            }
-            Statement::DoWhile(w) => {
-                loop {
-                    match self.stmt(&w.node.statement)? {
-                        Flow::Break => break,
-                        Flow::Return => return Ok(Flow::Return),
-                        Flow::Next | Flow::Continue => {}
-                    }
-                    if !self.cond(&w.node.expression)? {
-                        break;
-                    }
-                }
-                Ok(Flow::Next)
-            }
-            Statement::Break => Ok(Flow::Break),
-            Statement::Continue => Ok(Flow::Continue),
-            Statement::Return(None) => Ok(Flow::Return),
-            Statement::Return(Some(e)) => Err(self.e(e.span, "the kernel returns `void`")),
-            _ => Err(self.e(s.span, "unsupported statement")
-                .note("float kernels use blocks, declarations, expressions, if, for, while, do, break, continue and return")),
-        }
-    }
-
-    fn block(&mut self, items: &[Node<BlockItem>]) -> Result<Flow, Diag> {
-        for item in items {
-            match &item.node {
-                BlockItem::Declaration(d) => self.declaration(d)?,
-                BlockItem::Statement(s) => match self.stmt(s)? {
-                    Flow::Next => {}
-                    other => return Ok(other),
-                },
-                BlockItem::StaticAssert(a) => {
-                    return Err(self.e(a.span, "static assertions are not supported"));
-                }
-            }
-        }
-        Ok(Flow::Next)
-    }
-
-    fn for_loop(&mut self, f: &lang_c::ast::ForStatement) -> Result<Flow, Diag> {
-        match &f.initializer.node {
-            ForInitializer::Empty => {}
-            ForInitializer::Expression(e) => {
-                self.expr(e)?;
-            }
-            ForInitializer::Declaration(d) => self.declaration(d)?,
-            ForInitializer::StaticAssert(a) => {
-                return Err(self.e(a.span, "static assertions are not supported"));
-            }
-        }
-        loop {
-            if let Some(c) = &f.condition
-                && !self.cond(c)?
-            {
-                break;
-            }
-            match self.stmt(&f.statement)? {
-                Flow::Break => break,
-                Flow::Return => return Ok(Flow::Return),
-                Flow::Next | Flow::Continue => {}
-            }
-            if let Some(s) = &f.step {
-                self.expr(s)?;
-            }
-            self.step(f.statement.span)?;
-        }
-        Ok(Flow::Next)
-    }
-
-    fn declaration(&mut self, d: &Node<Declaration>) -> Result<(), Diag> {
-        let (ty, is_const) = cfront::base_type(&self.src, &d.node.specifiers, d.span)?;
-        for init in &d.node.declarators {
-            let decl = &init.node.declarator;
-            let name = cfront::declarator_name(&decl.node)
-                .ok_or_else(|| self.e(decl.span, "declarations need a name"))?
-                .to_string();
-            let src = self.src.clone();
-            let dims = cfront::array_dims(&src, decl, |e| self.const_int(e))?;
-            let var = match (ty, dims.is_empty()) {
-                (BaseType::Void, _) => return Err(self.e(decl.span, "`void` variable")),
-                (BaseType::Int, false) => {
-                    return Err(self.e(decl.span, "integer arrays are not supported"));
-                }
-                (BaseType::Int, true) => Var::Int(match &init.node.initializer {
-                    None => None,
-                    Some(i) => Some(self.int_init(i)?),
-                }),
-                (BaseType::Float, true) => Var::Float(match &init.node.initializer {
-                    None => None,
-                    Some(i) => Some(self.float_init(i)?),
-                }),
-                (BaseType::Float, false) => {
-                    let n: usize = dims.iter().product();
-                    let elems = match &init.node.initializer {
-                        None => vec![None; n],
-                        Some(i) => self.array_init(i, n)?,
-                    };
-                    Var::Array {
-                        dims,
-                        elems,
-                        param: None,
-                        is_const,
-                    }
-                }
-            };
-            let scope = self.scopes.last_mut().expect("a scope is open");
-            if scope.contains_key(&name) {
-                return Err(self.e(decl.span, format!("`{name}` is already declared here")));
-            }
-            scope.insert(name, var);
-        }
-        Ok(())
-    }
-
-    fn int_init(&mut self, i: &Node<Initializer>) -> Result<i64, Diag> {
-        match &i.node {
-            Initializer::Expression(e) => self.int(e),
-            Initializer::List(_) => Err(self.e(i.span, "an integer takes one value")),
-        }
-    }
-
-    fn float_init(&mut self, i: &Node<Initializer>) -> Result<NodeId, Diag> {
-        match &i.node {
-            Initializer::Expression(e) => {
-                let v = self.expr(e)?;
-                self.float_node(v)
-            }
-            Initializer::List(_) => Err(self.e(i.span, "a float takes one value")),
-        }
-    }
-
-    /// A brace list for an array of `n` elements, flattened (nested braces are read in
-    /// order); the elements it does not give are zero, as in C.
-    fn array_init(&mut self, i: &Node<Initializer>, n: usize) -> Result<Vec<Option<NodeId>>, Diag> {
-        let Initializer::List(items) = &i.node else {
-            return Err(self.e(i.span, "an array is initialized by a brace list"));
-        };
-        let mut flat = Vec::new();
-        self.flatten_list(items, &mut flat)?;
-        if flat.len() > n {
-            return Err(self.e(i.span, format!("{} values for {n} elements", flat.len())));
-        }
-        let zero = self.dag.constant(0.0);
-        flat.resize(n, zero);
-        Ok(flat.into_iter().map(Some).collect())
-    }
-
-    fn flatten_list(
-        &mut self,
-        items: &[Node<lang_c::ast::InitializerListItem>],
-        out: &mut Vec<NodeId>,
-    ) -> Result<(), Diag> {
-        for item in items {
-            if let Some(d) = item.node.designation.first() {
-                return Err(self.e(d.span, "designated initializers are not supported"));
-            }
-            match &item.node.initializer.node {
-                Initializer::Expression(_) => out.push(self.float_init(&item.node.initializer)?),
-                Initializer::List(inner) => self.flatten_list(inner, out)?,
-            }
-        }
-        Ok(())
-    }
-
-    fn cond(&mut self, e: &Node<Expression>) -> Result<bool, Diag> {
-        match self.expr(e)? {
-            Val::Int(v) => Ok(v != 0),
-            Val::F(..) => Err(self.e(e.span, "a condition on float values")
-                .note("control flow may depend on integer indices only: the kernel is vectorized as straight-line code")),
-        }
-    }
-
-    fn int(&mut self, e: &Node<Expression>) -> Result<i64, Diag> {
-        match self.expr(e)? {
-            Val::Int(v) => Ok(v),
-            Val::F(..) => Err(self.e(e.span, "expected an integer")),
-        }
-    }
-
-    /// An integer constant expression (array sizes): literals, `#define` names, arithmetic.
-    fn const_int(&mut self, e: &Node<Expression>) -> Result<i64, Diag> {
-        self.int(e)
-    }
-
-    /// A value as a float node, converted as C converts on assignment to `float`.
-    fn float_node(&mut self, v: Val) -> Result<NodeId, Diag> {
-        Ok(match v {
-            Val::Int(i) => self.dag.constant(i as f32),
-            Val::F(id, _) => id,
-        })
-    }
-
-    fn expr(&mut self, e: &Node<Expression>) -> Result<Val, Diag> {
+    pub(super) fn expr(&mut self, e: &Node<Expression>) -> Result<Val, Diag> {
         match &e.node {
             Expression::Identifier(id) => self.identifier(&id.node.name, id.span),
             Expression::Constant(c) => self.constant(&c.node, c.span),
@@ -460,7 +37,7 @@ impl Eval<'_> {
         }
     }
 
-    fn identifier(&mut self, name: &str, span: Span) -> Result<Val, Diag> {
+    pub(super) fn identifier(&mut self, name: &str, span: Span) -> Result<Val, Diag> {
         match self.lookup(name).cloned() {
             Some(Var::Int(Some(v))) => Ok(Val::Int(v)),
             Some(Var::Float(Some(id))) => Ok(Val::F(id, FTy::Float)),
@@ -485,7 +62,7 @@ impl Eval<'_> {
         }
     }
 
-    fn double_constant(&mut self, v: f64) -> Val {
+    pub(super) fn double_constant(&mut self, v: f64) -> Val {
         let f = v as f32;
         let ty = if f as f64 == v || v.is_nan() {
             FTy::DoubleExact
@@ -495,7 +72,7 @@ impl Eval<'_> {
         Val::F(self.dag.constant(f), ty)
     }
 
-    fn constant(&mut self, c: &Constant, span: Span) -> Result<Val, Diag> {
+    pub(super) fn constant(&mut self, c: &Constant, span: Span) -> Result<Val, Diag> {
         match c {
             Constant::Integer(i) => {
                 let radix = match i.base {
@@ -530,7 +107,7 @@ impl Eval<'_> {
         }
     }
 
-    fn float_operand(&self, v: Val, span: Span) -> Result<(NodeId, FTy), Diag> {
+    pub(super) fn float_operand(&self, v: Val, span: Span) -> Result<(NodeId, FTy), Diag> {
         match v {
             Val::F(id, FTy::DoubleRounds) => {
                 let _ = id;
@@ -543,7 +120,13 @@ impl Eval<'_> {
     }
 
     /// `a op b` on float values; integers are converted to float first, as in C.
-    fn float_bin(&mut self, op: BinOp, a: Val, b: Val, spans: (Span, Span)) -> Result<Val, Diag> {
+    pub(super) fn float_bin(
+        &mut self,
+        op: BinOp,
+        a: Val,
+        b: Val,
+        spans: (Span, Span),
+    ) -> Result<Val, Diag> {
         let conv = |ev: &mut Self, v: Val| match v {
             Val::Int(i) => Val::F(ev.dag.constant(i as f32), FTy::Float),
             v => v,
@@ -561,7 +144,7 @@ impl Eval<'_> {
         Ok(Val::F(id, t))
     }
 
-    fn binary(
+    pub(super) fn binary(
         &mut self,
         b: &lang_c::ast::BinaryOperatorExpression,
         span: Span,
@@ -612,7 +195,7 @@ impl Eval<'_> {
         }
     }
 
-    fn arith(
+    pub(super) fn arith(
         &mut self,
         op: BinaryOperator,
         l: Val,
@@ -669,7 +252,7 @@ impl Eval<'_> {
     }
 
     /// The array variable and flat index of `base[index]` (a chain of subscripts).
-    fn element(
+    pub(super) fn element(
         &mut self,
         base: &Node<Expression>,
         index: &Node<Expression>,
@@ -716,7 +299,12 @@ impl Eval<'_> {
         Ok((name, flat))
     }
 
-    fn read_element(&mut self, name: &str, flat: usize, span: Span) -> Result<Val, Diag> {
+    pub(super) fn read_element(
+        &mut self,
+        name: &str,
+        flat: usize,
+        span: Span,
+    ) -> Result<Val, Diag> {
         let Some(Var::Array { elems, .. }) = self.lookup(name) else {
             unreachable!("element() checked the array")
         };
@@ -729,7 +317,7 @@ impl Eval<'_> {
         }
     }
 
-    fn assign(&mut self, lhs: &Node<Expression>, v: Val) -> Result<(), Diag> {
+    pub(super) fn assign(&mut self, lhs: &Node<Expression>, v: Val) -> Result<(), Diag> {
         match &lhs.node {
             Expression::Identifier(id) => {
                 let name = id.node.name.clone();
@@ -786,7 +374,11 @@ impl Eval<'_> {
         }
     }
 
-    fn unary(&mut self, u: &lang_c::ast::UnaryOperatorExpression, span: Span) -> Result<Val, Diag> {
+    pub(super) fn unary(
+        &mut self,
+        u: &lang_c::ast::UnaryOperatorExpression,
+        span: Span,
+    ) -> Result<Val, Diag> {
         use UnaryOperator as U;
         match u.operator.node {
             U::PreIncrement | U::PostIncrement | U::PreDecrement | U::PostDecrement => {
@@ -832,7 +424,11 @@ impl Eval<'_> {
         }
     }
 
-    fn call(&mut self, c: &lang_c::ast::CallExpression, span: Span) -> Result<Val, Diag> {
+    pub(super) fn call(
+        &mut self,
+        c: &lang_c::ast::CallExpression,
+        span: Span,
+    ) -> Result<Val, Diag> {
         let Expression::Identifier(f) = &c.callee.node else {
             return Err(self.e(c.callee.span, "only named functions can be called"));
         };
@@ -884,7 +480,11 @@ impl Eval<'_> {
         }
     }
 
-    fn cast(&mut self, c: &lang_c::ast::CastExpression, span: Span) -> Result<Val, Diag> {
+    pub(super) fn cast(
+        &mut self,
+        c: &lang_c::ast::CastExpression,
+        span: Span,
+    ) -> Result<Val, Diag> {
         let v = self.expr(&c.expression)?;
         let tn = &c.type_name.node;
         if tn.declarator.is_some() {
