@@ -6,7 +6,7 @@
 #   scripts/fuzz.sh TARGET [SECONDS]     one target (default 600 s)
 #   scripts/fuzz.sh all [SECONDS]        every target in turn
 #
-# Targets: halide_expr expr_file rake_spec opcheck rules isa kernel (see src/frontends.rs).
+# Targets: halide_expr expr_file rake_spec opcheck rules isa kernel float_c (see src/frontends.rs).
 # Needs `cargo install cargo-fuzz`. The corpus grows in fuzz/corpus/TARGET (not committed),
 # seeded from the repository's own inputs and, when ../shared is beside the repository, the
 # Rake specs and simd_op_check files; a crashing input is written to fuzz/artifacts/TARGET.
@@ -15,7 +15,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 target="${1:-}"
 seconds="${2:-600}"
-all=(halide_expr expr_file rake_spec opcheck rules isa kernel)
+all=(halide_expr expr_file rake_spec opcheck rules isa kernel float_c)
 
 if [ -z "$target" ]; then
     echo "usage: scripts/fuzz.sh TARGET|all [SECONDS]; targets: ${all[*]}" >&2
@@ -58,6 +58,7 @@ seed() {
         rules) files=("$here"/rules/lift.rules "$here"/src/targets/x86/lower.rules "$here"/tests/data/wrong.rules) ;;
         isa) files=("$here"/src/targets/x86/isa/*.isa) ;;
         kernel) files=("$here"/benchmarks/*.hk) ;;
+        float_c) files=("$here"/benchmarks/float/*.c) ;;
         *)
             echo "unknown fuzz target \`$1\`; expected one of: ${all[*]}" >&2
             exit 2
