@@ -7,6 +7,7 @@
 #   gcc-riscv64-linux-gnu, libc6-dev-riscv64-cross : the RISC-V sysroot clang links against
 #   z3                        : the SMT solver that proves rules
 #   cvc5                      : the second solver `harrow verify --solver cvc5` drives
+#   libeigen3-dev             : Eigen 3.4, the float kernels' library baseline (harrow bench --float)
 set -euo pipefail
 
 need=()
@@ -22,6 +23,7 @@ command -v riscv64-linux-gnu-gcc >/dev/null || need+=(gcc-riscv64-linux-gnu)
 [ -d /usr/riscv64-linux-gnu/include ] || need+=(libc6-dev-riscv64-cross)
 command -v z3 >/dev/null || need+=(z3)
 command -v cvc5 >/dev/null || need+=(cvc5)
+[ -d /usr/include/eigen3/Eigen ] || need+=(libeigen3-dev)
 
 if [ ${#need[@]} -eq 0 ]; then
     echo "install-deps: everything is already installed"

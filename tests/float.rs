@@ -53,8 +53,8 @@ fn check_all(target_name: &str, files: &[PathBuf], fast_math: bool, cases: usize
         let src = source(f);
         let k = compile(&src, &*t, fast_math);
         vectorized += usize::from(!k.as_written);
-        let prog =
-            harness::build(&k, &src.text, &*t).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let prog = harness::build(&k, &src.text, &*t, None)
+            .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         match harness::check(&k, &prog, &*t, cases, 3) {
             Ok(r) => eprintln!(
                 "{target_name} {}: {} elements checked{}",
@@ -136,7 +136,7 @@ fn avx512_code_compiles_and_runs_where_the_host_can() {
         assert_eq!(k.lanes, 16);
         assert!(k.c.contains("__m512"), "{}", k.c);
         // Always compiled (the program links); run only where the host has AVX-512.
-        let prog = harness::build(&k, &src.text, &*t).expect("builds");
+        let prog = harness::build(&k, &src.text, &*t, None).expect("builds");
         match harness::check(&k, &prog, &*t, 8, 1) {
             Ok(_) => {}
             Err(HarnessError::CannotRun(why)) => eprintln!("skipped running: {why}"),
@@ -152,7 +152,7 @@ fn a_wrong_vector_program_is_caught() {
     let mut k = compile(&src, &*t, false);
     assert!(k.c.contains("_mm256_add_ps"), "{}", k.c);
     k.c = k.c.replacen("_mm256_add_ps", "_mm256_sub_ps", 1);
-    let prog = harness::build(&k, &src.text, &*t).expect("builds");
+    let prog = harness::build(&k, &src.text, &*t, None).expect("builds");
     match harness::check(&k, &prog, &*t, 8, 1) {
         Err(HarnessError::Differs(m)) => assert!(m.contains("harrow's vector code gives"), "{m}"),
         other => panic!("a wrong program passed the check: {other:?}"),
@@ -168,7 +168,7 @@ fn a_wrong_reading_of_the_c_is_caught() {
     let mut k = compile(&src, &*t, false);
     let out = k.kernel.finals.len() - 1;
     k.kernel.finals[out].swap(0, 1);
-    let prog = harness::build(&k, &src.text, &*t).expect("builds");
+    let prog = harness::build(&k, &src.text, &*t, None).expect("builds");
     match harness::check(&k, &prog, &*t, 8, 1) {
         Err(HarnessError::Differs(m)) => assert!(m.contains("front-end bug"), "{m}"),
         other => panic!("a misreading passed the check: {other:?}"),
@@ -273,7 +273,7 @@ fn macros_comments_and_double_constants_are_read_as_c_reads_them() {
     let t = target("x86-avx2");
     let k = compile(&src, &*t, false);
     assert_eq!(k.kernel.params[0].dims, vec![2]);
-    let prog = harness::build(&k, text, &*t).expect("builds");
+    let prog = harness::build(&k, text, &*t, None).expect("builds");
     harness::check(&k, &prog, &*t, 16, 2).unwrap_or_else(|e| panic!("{e}"));
 }
 
@@ -309,5 +309,37 @@ fn emitted_c_is_golden() {
         let k = compile(&src, &*target(target_name), false);
         let golden = repo().join(format!("tests/golden/float/{kernel}.{target_name}.c"));
         expect_test::expect_file![golden].assert_eq(&k.c);
+    }
+}
+
+#[test]
+fn the_eigen_baseline_builds_and_agrees() {
+    let t = target("x86-avx2");
+    if let Some(why) = harness::eigen_unavailable(&*t) {
+        panic!("{why}");
+    }
+    for kernel in ["mat_mul_4x4_4x4", "conv2d_4x4_3x3", "q_prod"] {
+        let src = source(&repo().join(format!("benchmarks/float/{kernel}.c")));
+        let cpp = repo().join(format!("benchmarks/float/eigen/{kernel}.cpp"));
+        let k = compile(&src, &*t, true);
+        let prog = harness::build(&k, &src.text, &*t, Some(&cpp)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(prog.has_eigen);
+        let rep = harness::check(&k, &prog, &*t, 24, 5).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rep.eigen_differs, None, "{kernel}");
+    }
+}
+
+#[test]
+fn every_suite_kernel_has_an_eigen_baseline() {
+    for f in suite() {
+        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        let cpp = repo().join(format!("benchmarks/float/eigen/{stem}.cpp"));
+        let text =
+            std::fs::read_to_string(&cpp).unwrap_or_else(|e| panic!("{}: {e}", cpp.display()));
+        assert!(
+            text.contains("extern \"C\" void eigen_kernel("),
+            "{}",
+            cpp.display()
+        );
     }
 }

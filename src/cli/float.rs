@@ -81,7 +81,7 @@ pub fn cmd_float(a: &FloatArgs) -> Result<String, CliError> {
         }
         FloatCommand::Run(r) => {
             let (k, target, text) = compile(&r.common)?;
-            let prog = harness::build(&k, &text, &*target).map_err(harness_error)?;
+            let prog = harness::build(&k, &text, &*target, None).map_err(harness_error)?;
             let rep =
                 harness::check(&k, &prog, &*target, r.cases, r.seed).map_err(harness_error)?;
             let mut out = report(&k);
@@ -180,11 +180,13 @@ pub struct FloatBenchRow {
     pub name: String,
     /// Exact mode: harrow against the C at -O3.
     pub exact: Measured,
-    /// Fast-math mode: harrow `--fast-math` against the C at -O3 -ffast-math (the
-    /// `scalar` field is unused there).
+    /// Fast-math mode: harrow `--fast-math` against the C at -O3 -ffast-math and Eigen
+    /// (held to the same bound; the `scalar` field is unused there).
     pub fast_math: Measured,
     /// Compile time of the exact and fast-math vectorizations, milliseconds.
     pub compile_ms: (f64, f64),
+    /// Why a baseline is missing, if one is.
+    pub notes: Vec<String>,
 }
 
 /// The float kernels of `dir` (`*.c`, sorted).
@@ -237,14 +239,33 @@ pub fn cmd_bench_float(
         };
         let mut measured = Vec::new();
         let mut compile_ms = Vec::new();
+        let mut notes = Vec::new();
+        // The Eigen baseline, `eigen/<kernel>.cpp`, timed with the fast-math run.
+        let cpp = dir.join("eigen").join(format!("{name}.cpp"));
         for fast in [false, true] {
             common.fast_math = fast;
             let (k, t, text) = compile(&common)?;
-            let prog = harness::build(&k, &text, &*t).map_err(harness_error)?;
-            harness::check(&k, &prog, &*t, 64, 1)
+            let eigen = match (fast && cpp.is_file(), harness::eigen_unavailable(&*t)) {
+                (true, None) => Some(cpp.as_path()),
+                (true, Some(why)) => {
+                    notes.push(why);
+                    None
+                }
+                (false, _) => None,
+            };
+            let prog = harness::build(&k, &text, &*t, eigen).map_err(harness_error)?;
+            let rep = harness::check(&k, &prog, &*t, 64, 1)
                 .map_err(|e| CliError::Other(format!("{name}: {e}")))?;
-            measured.push(harness::measure(&prog, &*t, 7).map_err(harness_error)?);
+            let mut m = harness::measure(&prog, &*t, 7).map_err(harness_error)?;
+            if let Some(why) = rep.eigen_differs {
+                notes.push(format!("Eigen not timed: {why}"));
+                m.eigen = None;
+            }
+            measured.push(m);
             compile_ms.push(k.compile_time.as_secs_f64() * 1e3);
+        }
+        for n in &notes {
+            eprintln!("{name}: {n}");
         }
         let fast_math = measured.pop().expect("two modes");
         let exact = measured.pop().expect("two modes");
@@ -254,6 +275,7 @@ pub fn cmd_bench_float(
             exact,
             fast_math,
             compile_ms: (compile_ms[0], compile_ms[1]),
+            notes,
         });
     }
     if rows.is_empty() {
@@ -279,26 +301,51 @@ fn table(target: &str, rows: &[FloatBenchRow]) -> String {
     let unit = rows[0].exact.unit;
     let mut out = format!(
         "float kernels on {target} ({unit} per call; speedup = baseline / harrow)\n\
-         {:<24} {:>10} {:>10} {:>8} {:>12} {:>12} {:>8} {:>10}\n",
-        "kernel", "harrow", "clang-O3", "speedup", "harrow-fm", "clang-fm", "speedup", "compile ms"
+         {:<22} {:>9} {:>9} {:>7}  {:>9} {:>9} {:>9} {:>7} {:>7}  {:>8}\n",
+        "kernel",
+        "harrow",
+        "clang",
+        "speedup",
+        "harrow-fm",
+        "clang-fm",
+        "eigen",
+        "vs fm",
+        "vs best",
+        "compile"
     );
+    let best = |r: &FloatBenchRow| {
+        r.fast_math
+            .eigen
+            .map_or(r.fast_math.fast, |e| e.min(r.fast_math.fast))
+    };
     for r in rows {
+        let eigen = r
+            .fast_math
+            .eigen
+            .map_or("-".to_string(), |e| format!("{e:.2}"));
         out.push_str(&format!(
-            "{:<24} {:>10.2} {:>10.2} {:>7.2}x {:>12.2} {:>12.2} {:>7.2}x {:>10.1}\n",
+            "{:<22} {:>9.2} {:>9.2} {:>6.2}x  {:>9.2} {:>9.2} {:>9} {:>6.2}x {:>6.2}x  {:>6.1}ms\n",
             r.name,
             r.exact.harrow,
             r.exact.scalar,
             r.exact.scalar / r.exact.harrow,
             r.fast_math.harrow,
             r.fast_math.fast,
+            eigen,
             r.fast_math.fast / r.fast_math.harrow,
+            best(r) / r.fast_math.harrow,
             r.compile_ms.0.max(r.compile_ms.1),
         ));
     }
     out.push_str(&format!(
-        "geomean speedup: exact {:.2}x over clang -O3, fast-math {:.2}x over clang -O3 -ffast-math\n",
+        "geomean speedup: exact {:.2}x over clang -O3; fast-math {:.2}x over clang -O3 -ffast-math, {:.2}x over the best of it and Eigen\n\
+         slowest against clang -O3: {:.2}x\n",
         geomean(rows.iter().map(|r| r.exact.scalar / r.exact.harrow)),
         geomean(rows.iter().map(|r| r.fast_math.fast / r.fast_math.harrow)),
+        geomean(rows.iter().map(|r| best(r) / r.fast_math.harrow)),
+        rows.iter()
+            .map(|r| r.exact.scalar / r.exact.harrow)
+            .fold(f64::INFINITY, f64::min),
     ));
     out
 }

@@ -42,10 +42,38 @@ pub struct Program {
     _dir: crate::isa::toolchain::Scratch,
     exe: PathBuf,
     total: usize,
+    /// Whether an Eigen baseline is linked in.
+    pub has_eigen: bool,
 }
 
-/// Builds the harness for `k` (whose C source text is `c_source`).
-pub fn build(k: &Compiled, c_source: &str, target: &dyn Target) -> Result<Program, HarnessError> {
+/// Where Debian's libeigen3-dev puts Eigen's headers.
+pub const EIGEN_INCLUDE: &str = "/usr/include/eigen3";
+
+/// Why a kernel's Eigen baseline cannot be built here, if it cannot: Eigen baselines are
+/// C++ built for the host (the cross sysroots have no C++ library).
+pub fn eigen_unavailable(target: &dyn Target) -> Option<String> {
+    if !target.spec().toolchain.runner.is_empty() {
+        return Some(format!(
+            "no Eigen baseline on {} (host targets only)",
+            target.name()
+        ));
+    }
+    if !Path::new(EIGEN_INCLUDE).join("Eigen").is_dir() {
+        return Some(format!(
+            "Eigen 3.4 is not installed ({EIGEN_INCLUDE}): apt-get install libeigen3-dev, or run scripts/install-deps.sh"
+        ));
+    }
+    None
+}
+
+/// Builds the harness for `k` (whose C source text is `c_source`), with the Eigen
+/// baseline `eigen` (a C++ file defining `extern "C" eigen_kernel`) when given.
+pub fn build(
+    k: &Compiled,
+    c_source: &str,
+    target: &dyn Target,
+    eigen: Option<&Path>,
+) -> Result<Program, HarnessError> {
     crate::isa::toolchain::require_toolchain(target)?;
     let dir = scratch("float");
     std::fs::create_dir_all(&dir).map_err(|source| ToolError::Io {
@@ -94,6 +122,7 @@ pub fn build(k: &Compiled, c_source: &str, target: &dyn Target) -> Result<Progra
             ("OFFSETS", &offsets_text.join(", ")),
             ("PROTO", &proto.join(", ")),
             ("ARGS", &args.join(", ")),
+            ("HAVE_EIGEN", if eigen.is_some() { "1" } else { "0" }),
         ],
     );
     let main = write_file(&dir, "main.c", main)?;
@@ -111,7 +140,7 @@ pub fn build(k: &Compiled, c_source: &str, target: &dyn Target) -> Result<Progra
     // harrow's code is built as the baseline it is compared with is: exact, or with
     // -ffast-math when it was vectorized with --fast-math.
     let own: &[&str] = if k.fast_math { &fast } else { &exact };
-    let objs = [
+    let mut objs = vec![
         object(
             &user,
             "scalar.o",
@@ -122,16 +151,31 @@ pub fn build(k: &Compiled, c_source: &str, target: &dyn Target) -> Result<Progra
         object(&user, "fast.o", "fast_kernel", Purpose::Baseline, &fast)?,
         object(&vector, "harrow.o", "harrow_kernel", Purpose::Kernel, own)?,
     ];
+    let mut libs = vec!["-lm"];
+    if let Some(cpp) = eigen {
+        if let Some(why) = eigen_unavailable(target) {
+            return Err(HarnessError::Output(why));
+        }
+        let o = dir.join("eigen.o");
+        Compile::new(target, Purpose::Baseline)
+            .args(["-x", "c++", "-std=c++17", "-fno-exceptions", "-DNDEBUG"])
+            .arg(format!("-I{EIGEN_INCLUDE}"))
+            .arg(cpp)
+            .output(&o, Output::Object)?;
+        objs.push(o);
+        libs.push("-lstdc++");
+    }
     let exe = dir.join("float");
     Compile::new(target, Purpose::Kernel)
         .arg(&main)
         .args(objs.iter())
-        .arg("-lm")
+        .args(libs)
         .output(&exe, Output::Executable)?;
     Ok(Program {
         _dir: dir,
         exe,
         total,
+        has_eigen: eigen.is_some(),
     })
 }
 
@@ -183,6 +227,8 @@ pub struct CheckReport {
     pub cases: usize,
     /// Output elements compared per implementation.
     pub elements: usize,
+    /// Where the Eigen baseline first left the `--fast-math` bound (it is then not timed).
+    pub eigen_differs: Option<String>,
     /// Cases not compared under `--fast-math` because the exact evaluation meets an
     /// infinity or NaN.
     pub outside_fast_math: usize,
@@ -213,11 +259,12 @@ pub fn check(
         .chunks_exact(4)
         .map(|b| f32::from_bits(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
         .collect();
-    if floats.len() != cases * 3 * prog.total {
+    const IMPLS: usize = 4;
+    if floats.len() != cases * IMPLS * prog.total {
         return Err(HarnessError::Output(format!(
             "the harness printed {} values, expected {}",
             floats.len(),
-            cases * 3 * prog.total
+            cases * IMPLS * prog.total
         )));
     }
     let ev = &k.kernel;
@@ -226,10 +273,11 @@ pub fn check(
         elements: 0,
         worst_fast_math: 0.0,
         outside_fast_math: 0,
+        eigen_differs: None,
     };
     for (c, input) in ins.iter().enumerate() {
-        let at = |k: usize| &floats[(c * 3 + k) * prog.total..(c * 3 + k + 1) * prog.total];
-        let (scalar, harrow) = (at(0), at(2));
+        let at = |k: usize| &floats[(c * IMPLS + k) * prog.total..(c * IMPLS + k + 1) * prog.total];
+        let (scalar, harrow, eigen) = (at(0), at(2), at(3));
         let params: Vec<Vec<f32>> = split(input, ev);
         let values = ev.dag.eval(&params);
         let values64 = ev.dag.eval_f64(&params);
@@ -250,6 +298,19 @@ pub fn check(
                 let (s, h) = (scalar[base + e], harrow[base + e]);
                 let place =
                     || format!("{}[{}] of case {c}", param.name, index_text(&param.dims, e));
+                // Eigen orders and fuses its arithmetic its own way: it is held to the
+                // --fast-math bound, on the cases that bound applies to.
+                if prog.has_eigen
+                    && report.eigen_differs.is_none()
+                    && values.iter().all(|v| v.is_finite())
+                {
+                    let real = values64[ev.finals[p][e] as usize];
+                    let g = eigen[base + e];
+                    if fast_math_excess(g, want, real, ev.written[p][e]).is_none() {
+                        report.eigen_differs =
+                            Some(format!("Eigen gives {g:e} at {}, the C {want:e}", place()));
+                    }
+                }
                 if !same_result(s, want) {
                     return Err(HarnessError::Differs(format!(
                         "the C compiled by clang gives {s:e} at {}, harrow's reading of it {want:e}: a front-end bug (input: {:?})",
@@ -337,6 +398,8 @@ pub struct Measured {
     pub scalar: f64,
     /// The C at clang -O3 -ffast-math.
     pub fast: f64,
+    /// The Eigen baseline, when the kernel has one that agreed with the C.
+    pub eigen: Option<f64>,
     /// What the figures are: `ns` per call or `instructions` per call.
     pub unit: &'static str,
 }
@@ -359,7 +422,7 @@ pub fn measure(prog: &Program, target: &dyn Target, seed: u64) -> Result<Measure
             .split_whitespace()
             .filter_map(|w| w.parse().ok())
             .collect();
-        let [scalar, fast, harrow] = v[..] else {
+        let [scalar, fast, harrow, eigen] = v[..] else {
             return Err(HarnessError::Output(format!(
                 "the harness printed `{text}`"
             )));
@@ -368,11 +431,13 @@ pub fn measure(prog: &Program, target: &dyn Target, seed: u64) -> Result<Measure
             harrow,
             scalar,
             fast,
+            eigen: prog.has_eigen.then_some(eigen),
             unit: "ns",
         });
     }
-    let mut counts = [0u64; 4];
-    for (mode, slot) in counts.iter_mut().enumerate() {
+    let modes = if prog.has_eigen { 5 } else { 4 };
+    let mut counts = [0u64; 5];
+    for (mode, slot) in counts.iter_mut().enumerate().take(modes) {
         *slot = traced(target, &prog.exe, mode, &bytes)?;
     }
     let per = |k: usize| counts[k].saturating_sub(counts[0]) as f64;
@@ -380,6 +445,7 @@ pub fn measure(prog: &Program, target: &dyn Target, seed: u64) -> Result<Measure
         harrow: per(1),
         scalar: per(2),
         fast: per(3),
+        eigen: prog.has_eigen.then(|| per(4)),
         unit: "instructions",
     })
 }

@@ -1,16 +1,18 @@
 /* The float kernel harness (harrow's template; the marked parts are filled per kernel).
  *
- * Three implementations of one kernel are linked in from their own units, so none is
+ * Four implementations of one kernel are linked in from their own units, so none is
  * inlined into the loops here: the C as written (`scalar_kernel`, clang -O3, no
- * contraction), the same C under -ffast-math (`fast_kernel`) and harrow's vector code
- * (`harrow_kernel`).
+ * contraction), the same C under -ffast-math (`fast_kernel`), harrow's vector code
+ * (`harrow_kernel`) and the Eigen baseline (`eigen_kernel`, when the kernel has one;
+ * otherwise an empty function that leaves its copy as it was).
  *
  *   prog check N   reads N cases (every parameter's elements, as float bits) from stdin and
  *                  writes, per case, the parameters after each implementation ran on its
- *                  own copy: scalar, fast, harrow.
+ *                  own copy: scalar, fast, harrow, eigen.
  *   prog time R    reads one case and prints the median nanoseconds per call of each
  *                  implementation over 9 trials of R calls, interleaved.
- *   prog count K   runs implementation K once (0: none, 1: harrow, 2: scalar, 3: fast)
+ *   prog count K   runs implementation K once (0: none, 1: harrow, 2: scalar, 3: fast,
+ *                  4: eigen)
  *                  on one case read from stdin, for instruction traces.
  */
 #include <stdint.h>
@@ -26,6 +28,11 @@ static const int offsets[NPARAMS + 1] = {@OFFSETS@};
 void scalar_kernel(@PROTO@);
 void fast_kernel(@PROTO@);
 void harrow_kernel(@PROTO@);
+#if @HAVE_EIGEN@
+void eigen_kernel(@PROTO@);
+#else
+void eigen_kernel(@PROTO@) {}
+#endif
 
 typedef void (*kernel_fn)(@PROTO@);
 
@@ -53,11 +60,11 @@ int main(int argc, char **argv) {
         return 2;
     }
     long n = atol(argv[2]);
-    kernel_fn impls[3] = {scalar_kernel, fast_kernel, harrow_kernel};
+    kernel_fn impls[4] = {scalar_kernel, fast_kernel, harrow_kernel, eigen_kernel};
     if (!strcmp(argv[1], "check")) {
         for (long c = 0; c < n; c++) {
             if (!read_case(in)) return 3;
-            for (int k = 0; k < 3; k++) {
+            for (int k = 0; k < 4; k++) {
                 memcpy(work, in, sizeof in);
                 call(impls[k], work);
                 fwrite(work, sizeof(float), TOTAL, stdout);
@@ -68,8 +75,8 @@ int main(int argc, char **argv) {
     if (!read_case(in)) return 3;
     if (!strcmp(argv[1], "count")) {
         memcpy(work, in, sizeof in);
-        kernel_fn by_mode[4] = {0, harrow_kernel, scalar_kernel, fast_kernel};
-        if (n > 0 && n < 4) call(by_mode[n], work);
+        kernel_fn by_mode[5] = {0, harrow_kernel, scalar_kernel, fast_kernel, eigen_kernel};
+        if (n > 0 && n < 5) call(by_mode[n], work);
         /* Printed so the call cannot be dropped. */
         uint32_t h = 0;
         for (int i = 0; i < TOTAL; i++) {
@@ -82,9 +89,9 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "time")) {
         enum { TRIALS = 9 };
-        double t[3][TRIALS];
+        double t[4][TRIALS];
         for (int trial = 0; trial < TRIALS; trial++) {
-            for (int k = 0; k < 3; k++) {
+            for (int k = 0; k < 4; k++) {
                 /* Each run starts from the same inputs: in-out arrays change per call. */
                 memcpy(work, in, sizeof in);
                 double t0 = now_ns();
@@ -95,9 +102,9 @@ int main(int argc, char **argv) {
                 t[k][trial] = (now_ns() - t0) / n;
             }
         }
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             qsort(t[k], TRIALS, sizeof(double), cmp_double);
-            printf("%.4f%s", t[k][TRIALS / 2], k < 2 ? " " : "\n");
+            printf("%.4f%s", t[k][TRIALS / 2], k < 3 ? " " : "\n");
         }
         (void)offsets;
         return 0;

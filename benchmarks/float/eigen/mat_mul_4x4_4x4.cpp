@@ -1,0 +1,12 @@
+// Eigen 3.4 baseline of mat_mul_4x4_4x4 (harrow bench --float): the same computation with Eigen's
+// fixed-size types. Built with clang++-19 -O3 and checked against the C before it is timed.
+#include <Eigen/Dense>
+
+using namespace Eigen;
+
+extern "C" void eigen_kernel(const float *a, const float *b, float *c) {
+    Map<const Matrix<float, 4, 4, RowMajor>> A(a);
+    Map<const Matrix<float, 4, 4, RowMajor>> B(b);
+    Map<Matrix<float, 4, 4, RowMajor>> C(c);
+    C.noalias() = A * B;
+}
