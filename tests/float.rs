@@ -76,10 +76,10 @@ fn the_suite_is_exact_on_x86_avx2() {
     let files = suite();
     assert!(files.len() >= 20, "the suite has {} kernels", files.len());
     let vectorized = check_all("x86-avx2", &files, false, 24);
-    // Every kernel but QR (whose vector form the model does not price below its scalar
-    // code) is vectorized.
+    // Every kernel but QR and the quaternion product (whose vector forms the model does
+    // not price 10% below their scalar code) is vectorized.
     assert!(
-        vectorized >= files.len() - 2,
+        vectorized >= files.len() - 3,
         "only {vectorized} kernels vectorized"
     );
 }
@@ -94,9 +94,10 @@ fn the_suite_is_exact_on_arm_neon_under_qemu() {
         })
         .collect();
     let vectorized = check_all("arm-neon", &files, false, 12);
-    // QR, and the 3x3 convolution by a 3x3 filter at four lanes, stay as written.
+    // QR, the quaternion product and the 3x3 convolution by a 3x3 filter at four lanes
+    // stay as written.
     assert!(
-        vectorized >= files.len() - 3,
+        vectorized >= files.len() - 4,
         "only {vectorized} kernels vectorized"
     );
 }

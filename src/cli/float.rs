@@ -165,7 +165,7 @@ pub fn report(k: &Compiled) -> String {
         k.cost,
         k.scalar_cost,
         if k.as_written {
-            ": no gain, the output is the C as written"
+            ": not 10% cheaper than scalar code, so the output is the C as written"
         } else {
             ""
         },

@@ -24,6 +24,9 @@ const MAX_NESTING: usize = 64;
 /// Most operator characters in one statement (between `;`, `{` and `}`): the parser and
 /// the evaluator recurse once per operator of a chain.
 const MAX_STATEMENT_OPERATORS: usize = 2048;
+/// Most elements of one array: float kernels are small and fixed-size (Diospyros' largest
+/// are 16x16), and every output element becomes an e-graph lane.
+pub const MAX_ELEMENTS: usize = 16384;
 /// Most `else` branches in a file: an `else if` chain nests one level per branch.
 const MAX_ELSES: usize = 256;
 
@@ -391,11 +394,11 @@ pub fn array_dims(
                     }
                 };
                 let n = size(e)?;
-                if !(1..=1 << 16).contains(&n) {
+                if !(1..=MAX_ELEMENTS as i64).contains(&n) {
                     return Err(err(
                         src,
                         e.span,
-                        format!("array size {n} is outside 1..=65536"),
+                        format!("array size {n} is outside 1..={MAX_ELEMENTS}"),
                     ));
                 }
                 dims.push(n as usize);
@@ -407,8 +410,12 @@ pub fn array_dims(
             _ => return Err(err(src, derived.span, "unsupported declarator")),
         }
     }
-    if dims.iter().product::<usize>() > 1 << 16 {
-        return Err(err(src, d.span, "array larger than 65536 elements"));
+    if dims.iter().product::<usize>() > MAX_ELEMENTS {
+        return Err(err(
+            src,
+            d.span,
+            format!("array larger than {MAX_ELEMENTS} elements"),
+        ));
     }
     Ok(dims)
 }

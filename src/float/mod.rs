@@ -32,6 +32,12 @@ use lang::{Leaf, VecLang};
 use symbolic::Evaluated;
 use vectorize::{Limits, SearchStats, VGraph};
 
+/// A vector program is kept only if the model prices it at most `MARGIN.0 / MARGIN.1` of
+/// the scalar program: closer than that, the model's error (it does not see what clang
+/// makes of scalar code) could make it slower than the C, as it did for the quaternion
+/// product under -ffast-math.
+pub const MARGIN: (u64, u64) = (9, 10);
+
 /// How to compile a float kernel.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
@@ -136,12 +142,12 @@ pub fn compile(
             },
         )?);
     }
-    // A vector program counts only against the scalar program of its own mode; the
-    // cheapest that beats it is kept.
+    // A vector program counts only against the scalar program of its own mode, and must
+    // beat it by the model's margin of error: the cheapest that does is kept.
     let pick = candidates
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.cost < c.scalar_cost)
+        .filter(|(_, c)| c.cost * MARGIN.1 <= c.scalar_cost * MARGIN.0)
         .min_by_key(|(_, c)| c.cost)
         .map(|(i, _)| i);
     let mut best = match pick {

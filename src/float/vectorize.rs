@@ -138,9 +138,12 @@ pub fn fast_math_rules() -> Vec<Rewrite<VecLang, ()>> {
 
 /// Runs the fast-math rewrites on the scalar classes, within `limits`.
 pub fn saturate_scalars(eg: VGraph, limits: &Limits) -> VGraph {
+    // Reassociation grows the e-graph exponentially; a few times the kernel's own size
+    // holds the fusions and the commuted forms the lifting needs.
+    let nodes = (limits.nodes / 4).min(8 * eg.total_size());
     Runner::default()
         .with_egraph(eg)
-        .with_node_limit(limits.nodes / 4)
+        .with_node_limit(nodes)
         .with_iter_limit(4)
         .with_time_limit(limits.time / 4)
         .run(&fast_math_rules())

@@ -25,7 +25,7 @@ use super::dag::{Dag, Node as DNode, NodeId};
 use crate::diag::{Diag, Source};
 
 /// Statements executed before evaluation gives up (loops must end).
-const MAX_STEPS: u64 = 4_000_000;
+const MAX_STEPS: u64 = 1_000_000;
 /// Distinct scalar nodes before evaluation gives up.
 const MAX_NODES: usize = 2_000_000;
 /// Longest chain of dependent operations (later phases walk chains recursively).
