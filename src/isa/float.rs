@@ -49,6 +49,18 @@ pub struct FloatInstr {
     pub cost: u32,
 }
 
+impl FloatInstr {
+    /// A table row (`const`, so tables are statics).
+    pub const fn new(op: FloatOp, c: &'static str, instruction: &'static str, cost: u32) -> Self {
+        FloatInstr {
+            op,
+            c,
+            instruction,
+            cost,
+        }
+    }
+}
+
 /// A target's float vector instructions.
 #[derive(Debug)]
 pub struct FloatIsa {
