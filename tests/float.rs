@@ -344,3 +344,43 @@ fn every_suite_kernel_has_an_eigen_baseline() {
         );
     }
 }
+
+#[test]
+fn every_float_table_row_is_checked_on_the_machine() {
+    for name in ["x86-avx2", "x86-avx512", "arm-neon"] {
+        match harness::check_table(&*target(name), 300, 4) {
+            Ok(r) => {
+                assert_eq!(r.rows, harrow::isa::float::ALL_FLOAT_OPS.len());
+                eprintln!("{name}: {} lanes checked", r.lanes);
+            }
+            Err(HarnessError::CannotRun(why)) => eprintln!("skipped running on {name}: {why}"),
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn a_wrong_float_table_row_is_caught() {
+    let t = target("x86-avx2");
+    let good = t.float_isa().expect("a table");
+    let rows: Vec<harrow::isa::float::FloatInstr> = good
+        .instrs
+        .iter()
+        .map(|r| {
+            let c = if r.op == harrow::isa::float::FloatOp::Sub {
+                "_mm256_add_ps({a}, {b})"
+            } else {
+                r.c
+            };
+            harrow::isa::float::FloatInstr::new(r.op, c, r.instruction, r.cost)
+        })
+        .collect();
+    let bad = harrow::isa::float::FloatIsa {
+        instrs: Box::leak(rows.into_boxed_slice()),
+        ..*good
+    };
+    match harness::check_table_of(&bad, &*t, 50, 1) {
+        Err(HarnessError::Differs(m)) => assert!(m.contains("Sub"), "{m}"),
+        other => panic!("a wrong row passed: {other:?}"),
+    }
+}

@@ -26,6 +26,23 @@ pub enum FloatCommand {
     /// Vectorize a kernel, then run it against the C compiled by clang and the reference
     /// interpreter on random and edge-case inputs.
     Run(FloatRunArgs),
+    /// Check every row of a target's float instruction table on this machine (or under
+    /// qemu) against IEEE single arithmetic.
+    CheckIsa(FloatCheckIsaArgs),
+}
+
+/// `harrow float check-isa`
+#[derive(Args, Debug)]
+pub struct FloatCheckIsaArgs {
+    /// Target with float vectors.
+    #[arg(long, default_value = crate::targets::DEFAULT_TARGET)]
+    pub target: String,
+    /// Operand sets (edge values first, then random).
+    #[arg(long, default_value_t = 2000)]
+    pub cases: usize,
+    /// Seed of the random operands.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// What every float command takes.
@@ -71,6 +88,14 @@ pub struct FloatRunArgs {
 /// Runs `harrow float`.
 pub fn cmd_float(a: &FloatArgs) -> Result<String, CliError> {
     match &a.what {
+        FloatCommand::CheckIsa(c) => {
+            let target = (crate::targets::lookup(&c.target)?.make)();
+            let r = harness::check_table(&*target, c.cases, c.seed).map_err(harness_error)?;
+            Ok(format!(
+                "{}: {} float instructions, {} lanes equal to IEEE single arithmetic\n",
+                c.target, r.rows, r.lanes
+            ))
+        }
         FloatCommand::Compile(c) => {
             let (k, _, _) = compile(&c.common)?;
             Ok(if c.emit == "c" {

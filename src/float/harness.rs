@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::Compiled;
 use super::dag::same_result;
+use crate::isa::float::FloatIsa;
 use crate::isa::target::{Purpose, Target};
 use crate::isa::toolchain::{Compile, Output, ToolError, run, scratch, write_file};
 use crate::util::rng::SplitMix64;
@@ -465,4 +466,147 @@ fn traced(target: &dyn Target, exe: &Path, mode: usize, input: &[u8]) -> Result<
     let text = std::fs::read_to_string(&log)
         .map_err(|e| HarnessError::Output(format!("no trace at {}: {e}", log.display())))?;
     Ok(text.lines().filter(|l| l.starts_with("Trace ")).count() as u64)
+}
+
+const TABLE_TEMPLATE: &str = include_str!("table_main.c");
+
+/// What the hardware check of a float table found.
+#[derive(Clone, Debug)]
+pub struct TableReport {
+    /// Rows checked.
+    pub rows: usize,
+    /// Lanes compared.
+    pub lanes: usize,
+}
+
+/// Checks every row of `target`'s float table on the machine (the host, or qemu): each
+/// operation is run through its own C template on `cases` operand sets (edge values first,
+/// then random ones) and every lane is compared with the IEEE single result Rust computes
+/// (the interpreter's `dag::bin`/`dag::un`, `mul_add`). Fails naming the row, the lane and
+/// the operands.
+pub fn check_table(
+    target: &dyn Target,
+    cases: usize,
+    seed: u64,
+) -> Result<TableReport, HarnessError> {
+    let isa = super::float_isa(target).map_err(|e| HarnessError::Output(e.to_string()))?;
+    check_table_of(isa, target, cases, seed)
+}
+
+/// [`check_table`] of the table `isa` (which need not be `target`'s: tests check that a
+/// wrong row is caught). The program is compiled even where the host cannot run it.
+pub fn check_table_of(
+    isa: &FloatIsa,
+    target: &dyn Target,
+    cases: usize,
+    seed: u64,
+) -> Result<TableReport, HarnessError> {
+    use crate::isa::float::{ALL_FLOAT_OPS, FloatOp};
+    crate::isa::toolchain::require_toolchain(target)?;
+    let w = isa.lanes;
+    let load = |p: &str| isa.c(FloatOp::Load, &[("p", p)]);
+    let mut code = String::new();
+    for op in ALL_FLOAT_OPS {
+        let lanes: Vec<String> = (0..w).map(|i| format!("a[{i}]")).collect();
+        let lanes = lanes.join(", ");
+        let value = match op {
+            FloatOp::Load | FloatOp::Store => "va".to_string(),
+            FloatOp::Splat => isa.c(op, &[("x", "x")]),
+            FloatOp::FromLanes => isa.c(op, &[("lanes", &lanes)]),
+            _ => isa.c(op, &[("a", "va"), ("b", "vb"), ("c", "vc")]),
+        };
+        code.push_str(&format!(
+            "        {{\n            {} r = {value};\n            {};\n            fwrite(out, sizeof(float), W, stdout);\n        }}\n",
+            isa.vector_type,
+            isa.c(FloatOp::Store, &[("p", "out"), ("a", "r")])
+        ));
+    }
+    let rows: Vec<String> = ALL_FLOAT_OPS.iter().map(|o| format!("{o:?}")).collect();
+    let main = crate::util::ctemplate::fill(
+        "table_main.c",
+        TABLE_TEMPLATE,
+        &[
+            ("ROWS", &rows.join(", ")),
+            ("HEADER", isa.header),
+            ("LANES", &w.to_string()),
+            ("VTYPE", isa.vector_type),
+            ("LOAD_A", &load("a")),
+            ("LOAD_B", &load("b")),
+            ("LOAD_C", &load("c")),
+            ("ROW_CODE", &code),
+        ],
+    );
+    let dir = scratch("float-table");
+    std::fs::create_dir_all(&dir).map_err(|source| ToolError::Io {
+        action: "create",
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let src = write_file(&dir, "table.c", main)?;
+    let exe = dir.join("table");
+    // -O1, as the integer hardware check: the intrinsics are what is checked, not what an
+    // optimizer makes of a constant-folded program.
+    Compile::new(target, Purpose::HardwareCheck)
+        .arg("-ffp-contract=off")
+        .arg(&src)
+        .arg("-lm")
+        .output(&exe, Output::Executable)?;
+    if let Some(why) = target.cannot_run_here() {
+        return Err(HarnessError::CannotRun(why));
+    }
+    let sets = inputs(3 * w + 1, cases, seed);
+    let bytes: Vec<u8> = sets
+        .iter()
+        .flatten()
+        .flat_map(|v| v.to_bits().to_le_bytes())
+        .collect();
+    let out = run(target, &exe, &[], &bytes)?;
+    let got: Vec<f32> = out
+        .chunks_exact(4)
+        .map(|b| f32::from_bits(u32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+        .collect();
+    let per_set = ALL_FLOAT_OPS.len() * w;
+    if got.len() != cases * per_set {
+        return Err(HarnessError::Output(format!(
+            "the table check printed {} values, expected {}",
+            got.len(),
+            cases * per_set
+        )));
+    }
+    use super::dag::{BinOp, UnOp, bin, un};
+    let mut lanes = 0;
+    for (s, set) in sets.iter().enumerate() {
+        let (a, b, c, x) = (&set[..w], &set[w..2 * w], &set[2 * w..3 * w], set[3 * w]);
+        for (r, op) in ALL_FLOAT_OPS.iter().enumerate() {
+            for i in 0..w {
+                let want = match op {
+                    FloatOp::Load | FloatOp::Store | FloatOp::FromLanes => a[i],
+                    FloatOp::Splat => x,
+                    FloatOp::Add => bin(BinOp::Add, a[i], b[i]),
+                    FloatOp::Sub => bin(BinOp::Sub, a[i], b[i]),
+                    FloatOp::Mul => bin(BinOp::Mul, a[i], b[i]),
+                    FloatOp::Div => bin(BinOp::Div, a[i], b[i]),
+                    FloatOp::Sqrt => un(UnOp::Sqrt, a[i]),
+                    FloatOp::Neg => un(UnOp::Neg, a[i]),
+                    FloatOp::Fma => a[i].mul_add(b[i], c[i]),
+                };
+                let g = got[s * per_set + r * w + i];
+                if !same_result(g, want) {
+                    return Err(HarnessError::Differs(format!(
+                        "{}: {op:?} (`{}`) gives {g:e} in lane {i}, IEEE single {want:e} (a={:e}, b={:e}, c={:e}, x={x:e})",
+                        target.name(),
+                        isa.instr(*op).c,
+                        a[i],
+                        b[i],
+                        c[i]
+                    )));
+                }
+                lanes += 1;
+            }
+        }
+    }
+    Ok(TableReport {
+        rows: ALL_FLOAT_OPS.len(),
+        lanes,
+    })
 }
