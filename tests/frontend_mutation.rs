@@ -8,7 +8,9 @@
 //! `HARROW_MUTATIONS=N` changes the number of cases per front end (default 500).
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use harrow::frontends::{FrontEnd, Outcome, exercise};
 use harrow::util::rng::SplitMix64;
@@ -267,6 +269,28 @@ fn hammer(fe: FrontEnd, cases: usize, seed: u64) -> (usize, usize) {
     assert!(!pool.is_empty(), "no seeds for {}", fe.name());
     let mut rng = SplitMix64::new(seed ^ (fe as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let (mut accepted, mut refused) = (0, 0);
+    // A front end that hangs fails as one that panics: a watchdog prints the input that
+    // has run longer than the limit and aborts.
+    let current: Arc<Mutex<(usize, String, Instant)>> =
+        Arc::new(Mutex::new((usize::MAX, String::new(), Instant::now())));
+    let done = Arc::new(AtomicBool::new(false));
+    let watchdog = {
+        let (current, done) = (current.clone(), done.clone());
+        let name = fe.name();
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(200));
+                let c = current.lock().unwrap_or_else(|p| p.into_inner());
+                if c.0 != usize::MAX && c.2.elapsed() > CASE_LIMIT {
+                    eprintln!(
+                        "{name}: case {} ran longer than {CASE_LIMIT:?}; the input was:\n{}",
+                        c.0, c.1
+                    );
+                    std::process::abort();
+                }
+            }
+        })
+    };
     for case in 0..cases {
         let base = &pool[case % pool.len()];
         let mut text = mutate(base, &mut rng, &pool);
@@ -274,6 +298,7 @@ fn hammer(fe: FrontEnd, cases: usize, seed: u64) -> (usize, usize) {
         for _ in 0..rng.below(3) {
             text = mutate(&text, &mut rng, &pool);
         }
+        *current.lock().unwrap_or_else(|p| p.into_inner()) = (case, text.clone(), Instant::now());
         let out = std::panic::catch_unwind(|| exercise(fe, &text));
         match out {
             Ok(Outcome::Accepted) => accepted += 1,
@@ -291,8 +316,13 @@ fn hammer(fe: FrontEnd, cases: usize, seed: u64) -> (usize, usize) {
             ),
         }
     }
+    done.store(true, Ordering::Relaxed);
+    let _ = watchdog.join();
     (accepted, refused)
 }
+
+/// The longest one mutant may take (any phase): far above any front end's normal time.
+const CASE_LIMIT: Duration = Duration::from_secs(30);
 
 #[test]
 fn every_front_end_survives_mutated_inputs() {
@@ -306,7 +336,12 @@ fn every_front_end_survives_mutated_inputs() {
         .stack_size(8 << 20)
         .spawn(move || {
             let mut report = Vec::new();
+            // `HARROW_MUTATION_FRONTENDS=float_c,kernel` hammers only those.
+            let only = std::env::var("HARROW_MUTATION_FRONTENDS").unwrap_or_default();
             for fe in FrontEnd::ALL {
+                if !only.is_empty() && !only.split(',').any(|n| n == fe.name()) {
+                    continue;
+                }
                 let t = Instant::now();
                 let (ok, refused) = hammer(fe, cases, 1);
                 report.push(format!(

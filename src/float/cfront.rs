@@ -27,6 +27,8 @@ const MAX_STATEMENT_OPERATORS: usize = 2048;
 /// Most elements of one array: float kernels are small and fixed-size (Diospyros' largest
 /// are 16x16), and every output element becomes an e-graph lane.
 pub const MAX_ELEMENTS: usize = 16384;
+/// Most operator characters in a row (whitespace between them included).
+const MAX_OPERATOR_RUN: usize = 6;
 /// Most `else` branches in a file: an `else if` chain nests one level per branch.
 const MAX_ELSES: usize = 256;
 
@@ -232,8 +234,19 @@ fn check_nesting(source: &Arc<Source>, text: &str) -> Result<(), Diag> {
             format!("more than {MAX_ELSES} `else` branches"),
         ));
     }
+    let mut run = 0usize;
     for (i, c) in text.char_indices() {
         if "+-*/%<>=!&|^~?".contains(c) {
+            // The generated parser backtracks exponentially over long runs of operator
+            // characters (`i+++++...`); C never needs more than a few in a row.
+            run += 1;
+            if run > MAX_OPERATOR_RUN {
+                return Err(Diag::new(
+                    source,
+                    i..i + 1,
+                    format!("more than {MAX_OPERATOR_RUN} operator characters in a row"),
+                ));
+            }
             operators += 1;
             if operators > MAX_STATEMENT_OPERATORS {
                 return Err(Diag::new(
@@ -245,6 +258,9 @@ fn check_nesting(source: &Arc<Source>, text: &str) -> Result<(), Diag> {
         }
         if matches!(c, ';' | '{' | '}') {
             operators = 0;
+        }
+        if !c.is_whitespace() && !"+-*/%<>=!&|^~?".contains(c) {
+            run = 0;
         }
         match c {
             '(' | '[' | '{' => {
@@ -402,6 +418,14 @@ pub fn array_dims(
                     ));
                 }
                 dims.push(n as usize);
+                // Checked as the dimensions come, so the product never overflows.
+                if dims.iter().product::<usize>() > MAX_ELEMENTS {
+                    return Err(err(
+                        src,
+                        d.span,
+                        format!("array larger than {MAX_ELEMENTS} elements"),
+                    ));
+                }
             }
             DerivedDeclarator::Pointer(_) => {
                 return Err(err(src, derived.span, "pointers are not supported")
@@ -409,13 +433,6 @@ pub fn array_dims(
             }
             _ => return Err(err(src, derived.span, "unsupported declarator")),
         }
-    }
-    if dims.iter().product::<usize>() > MAX_ELEMENTS {
-        return Err(err(
-            src,
-            d.span,
-            format!("array larger than {MAX_ELEMENTS} elements"),
-        ));
     }
     Ok(dims)
 }
