@@ -206,6 +206,8 @@ fn run(fe: FrontEnd, src: &Arc<Source>) -> Result<(), Diag> {
             };
             match crate::float::compile(src, &*target, &opts) {
                 Err(crate::float::FloatError::Diag(d)) => return Err(*d),
+                // A vectorization that fails its own check is a bug: the fuzzers see it.
+                Err(crate::float::FloatError::Internal(m)) => panic!("{m}"),
                 Err(e) => return Err(Diag::new(src, 0..0, e.to_string())),
                 Ok(_) => {}
             }

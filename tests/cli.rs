@@ -789,3 +789,38 @@ fn isa_classes_prints_json_and_names_bad_targets() {
     assert_ne!(code, 0);
     assert!(err.contains("unknown target or family `z80`"), "{err}");
 }
+
+#[test]
+fn float_commands_compile_check_and_refuse_bad_c() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let kernel = format!("{root}/benchmarks/float/mat_mul_3x3_3x3.c");
+    let (code, out, err) = harrow(&["float", "compile", &kernel, "--target", "x86-avx2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("_mm256_") && out.contains("void mat_mul_3x3_3x3("),
+        "{out}"
+    );
+    let (code, out, err) = harrow(&[
+        "float", "run", &kernel, "--target", "arm-neon", "--cases", "20",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ok: 20 cases"), "{out}");
+    let dir = std::env::temp_dir().join(format!("harrow-float-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.c");
+    std::fs::write(
+        &bad,
+        "void k(float a[2], float o[2]) {\n  o[0] = a[0] > a[1];\n}\n",
+    )
+    .unwrap();
+    let (code, _, err) = harrow(&["float", "compile", bad.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("bad.c:2:10") && err.contains("comparison of float values"),
+        "{err}"
+    );
+    let (code, _, err) = harrow(&["float", "compile", &kernel, "--target", "hvx"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no instructions for hvx"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

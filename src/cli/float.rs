@@ -166,7 +166,7 @@ pub fn report(k: &Compiled) -> String {
         .flat_map(|(f, w)| f.iter().zip(w).filter(|(_, w)| **w).map(|(n, _)| *n));
     format!(
         "kernel {}: {} outputs, {} scalar operations, {} lanes per register{}\n\
-         search: {} e-nodes, {} e-classes, {} rounds{}\n\
+         search: {} e-nodes, {} e-classes, {} rounds{}; {} output lanes checked symbolically\n\
          phases (ms): evaluate {:.1}, e-graph {:.1}, saturate {:.1}, extract {:.1}, emit {:.1}\n\
          cost: {} (the same registers from scalar code: {}){}, compiled in {:.1} ms\n",
         k.kernel.name,
@@ -182,6 +182,7 @@ pub fn report(k: &Compiled) -> String {
         } else {
             " (saturated)"
         },
+        k.stats.symbolic_lanes,
         k.stats.phase_ms[0],
         k.stats.phase_ms[1],
         k.stats.phase_ms[2],

@@ -23,6 +23,11 @@ pub struct Picks {
 }
 
 impl Picks {
+    /// Chooses `node` for class `id`.
+    pub fn set(&mut self, id: Id, node: VecLang) {
+        self.node.insert(id, node);
+    }
+
     /// The chosen node of class `id`.
     pub fn node(&self, id: Id) -> &VecLang {
         &self.node[&id]

@@ -18,6 +18,7 @@ pub mod extract;
 pub mod harness;
 pub mod lang;
 pub mod symbolic;
+pub mod symcheck;
 pub mod vectorize;
 
 use std::sync::Arc;
@@ -80,6 +81,10 @@ pub enum FloatError {
     /// An error in the C, at its place.
     #[error("{}", .0.render())]
     Diag(Box<Diag>),
+    /// The vectorization failed its symbolic check (a bug in harrow, reported rather than
+    /// written as wrong code).
+    #[error("internal error: the vector program failed its symbolic check: {0}")]
+    Internal(String),
     /// The target has no float vector table.
     #[error("the float vectorizer has no instructions for {0} (it supports {1})")]
     Target(String, String),
@@ -221,6 +226,11 @@ fn compile_mode(
     };
     let (picks, cost) = extract::extract(&eg, &mut model, &roots, opts.limits.extract);
     let t_ext = start.elapsed();
+    if !opts.fast_math {
+        // Exact mode: the extracted program is checked symbolically before it is written.
+        stats.symbolic_lanes = symcheck::check(&kernel, isa, &picks, &chunks)
+            .map_err(|m| FloatError::Internal(format!("{}: {m}", kernel.name)))?;
+    }
     let c = emit::emit(isa, &kernel.name, &kernel.params, &decls, &picks, &chunks);
     stats.phase_ms = [
         t_eval,

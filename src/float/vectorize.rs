@@ -66,6 +66,9 @@ pub struct SearchStats {
     pub rounds: usize,
     /// Whether a limit stopped the search before it saturated.
     pub limited: bool,
+    /// Output lanes proved equal to the kernel's expressions by the symbolic check (exact
+    /// mode; 0 with `--fast-math`).
+    pub symbolic_lanes: usize,
     /// Milliseconds spent parsing and evaluating, building the e-graph (and the
     /// fast-math rewrites), saturating, extracting and emitting.
     pub phase_ms: [f64; 5],
