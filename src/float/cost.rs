@@ -2,6 +2,8 @@
 //! how a register whose lanes are all inputs and constants is made from loads, splats,
 //! constants and shuffles (Diospyros' shuffle costs, from the target's float table).
 
+use std::collections::HashMap;
+
 use egg::{CostFunction, Id, Language};
 
 use super::lang::{Leaf, VecLang};
@@ -147,9 +149,22 @@ pub struct TargetCost<'a> {
     pub isa: &'static FloatIsa,
     /// The parameters' sizes.
     pub sizes: &'a [usize],
+    /// The cost of each leaf register met, by its lanes: extraction prices a `vec` once
+    /// per pass over the e-graph, and planning its loads and shuffles is most of that.
+    leaf_costs: HashMap<Box<[Id]>, u64>,
 }
 
-impl TargetCost<'_> {
+impl<'a> TargetCost<'a> {
+    /// The cost model of `egraph` for the target `isa`, the parameters having `sizes`.
+    pub fn new(egraph: &'a VGraph, isa: &'static FloatIsa, sizes: &'a [usize]) -> Self {
+        TargetCost {
+            egraph,
+            isa,
+            sizes,
+            leaf_costs: HashMap::new(),
+        }
+    }
+
     /// The leaves of a `vec`'s lanes, when every lane is a leaf.
     pub fn leaf_lanes(&self, lanes: &[Id]) -> Option<Vec<Leaf>> {
         lanes.iter().map(|&l| leaf_of(self.egraph, l)).collect()
@@ -176,8 +191,13 @@ impl CostFunction<VecLang> for TargetCost<'_> {
             VecLang::Sqrt(_) => op(FloatOp::Sqrt),
             VecLang::Fma(_) => isa.scalar_cost as u64,
             VecLang::Vec(lanes) => {
+                if let Some(&c) = self.leaf_costs.get(lanes) {
+                    return c;
+                }
                 if let Some(leaves) = self.leaf_lanes(lanes) {
-                    return leaf_plan(isa, self.sizes, &leaves).1 as u64;
+                    let c = leaf_plan(isa, self.sizes, &leaves).1 as u64;
+                    self.leaf_costs.insert(lanes.clone(), c);
+                    return c;
                 }
                 // Scalars computed one by one and moved into the register.
                 let mut c = 0u64;

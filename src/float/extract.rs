@@ -42,7 +42,7 @@ pub fn extract(
     budget: Duration,
 ) -> (Picks, u64) {
     let start = Instant::now();
-    let tree = Extractor::new(eg, TargetCost { ..*model });
+    let tree = Extractor::new(eg, TargetCost::new(eg, model.isa, model.sizes));
     let mut picks = Picks::default();
     for class in eg.classes() {
         picks

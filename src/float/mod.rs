@@ -127,26 +127,26 @@ pub fn compile(
         limits.time /= 2;
         limits.extract /= 2;
     }
-    let exact = compile_mode(
-        source,
-        target,
-        &Options {
-            fast_math: false,
+    let exact_opts = Options {
+        fast_math: false,
+        limits,
+        ..opts.clone()
+    };
+    // The two searches share nothing: on a machine with a second core they run side by
+    // side, so --fast-math costs the slower of them rather than their sum.
+    let mut candidates = if opts.fast_math {
+        let fast_opts = Options {
             limits,
             ..opts.clone()
-        },
-    )?;
-    let mut candidates = vec![exact];
-    if opts.fast_math {
-        candidates.push(compile_mode(
-            source,
-            target,
-            &Options {
-                limits,
-                ..opts.clone()
-            },
-        )?);
-    }
+        };
+        let (exact, fast) = rayon::join(
+            || compile_mode(source, target, &exact_opts),
+            || compile_mode(source, target, &fast_opts),
+        );
+        vec![exact?, fast?]
+    } else {
+        vec![compile_mode(source, target, &exact_opts)?]
+    };
     // A vector program counts only against the scalar program of its own mode, and must
     // beat it by the model's margin of error: the cheapest that does is kept.
     let pick = candidates
@@ -200,11 +200,7 @@ fn compile_mode(
     }
     let scalar_cost = {
         let roots: Vec<egg::Id> = chunks.iter().map(|c| eg.find(c.root)).collect();
-        let mut model = TargetCost {
-            egraph: &eg,
-            isa,
-            sizes: &sizes,
-        };
+        let mut model = TargetCost::new(&eg, isa, &sizes);
         extract::extract(&eg, &mut model, &roots, opts.limits.extract).1
     };
     let t_sat0 = start.elapsed();
@@ -219,11 +215,7 @@ fn compile_mode(
         })
         .collect();
     let roots: Vec<egg::Id> = chunks.iter().map(|c| c.root).collect();
-    let mut model = TargetCost {
-        egraph: &eg,
-        isa,
-        sizes: &sizes,
-    };
+    let mut model = TargetCost::new(&eg, isa, &sizes);
     let (picks, cost) = extract::extract(&eg, &mut model, &roots, opts.limits.extract);
     let t_ext = start.elapsed();
     if !opts.fast_math {
