@@ -350,6 +350,8 @@ impl Intervals {
             Op::Popcount | Op::CountLeadingZeros | Op::CountTrailingZeros => {
                 (0, arg_elem(0).bits() as i128)
             }
+            // Float lanes have no integer interval: their bit patterns can be anything.
+            Op::FNeg | Op::Sqrt | Op::Fma => full,
             Op::Instr(ins) => {
                 // The interval of the semantics, with the operands' intervals as facts.
                 let mut inner = Intervals::new();

@@ -28,6 +28,11 @@ pub enum Elem {
     U128,
     /// Internal only: the widened type of 64-bit operands.
     I128,
+    /// IEEE-754 binary32 (`float`), stored as its bit pattern. Only the reference
+    /// interpreter, the printers and the float vectorizer know it: the integer pipeline
+    /// (lifting, selection, verification) never sees a float, because its front ends
+    /// refuse the type (see `ElabOptions::allow_float`).
+    F32,
 }
 
 /// All integer element types a user may write, narrowest first.
@@ -52,6 +57,7 @@ impl Elem {
             Elem::U32 | Elem::I32 => 32,
             Elem::U64 | Elem::I64 => 64,
             Elem::U128 | Elem::I128 => 128,
+            Elem::F32 => 32,
         }
     }
 
@@ -63,9 +69,14 @@ impl Elem {
         )
     }
 
-    /// True for every integer type (everything except `Bool`).
+    /// True for every integer type (everything except `Bool` and `F32`).
     pub fn is_int(self) -> bool {
-        self != Elem::Bool
+        !matches!(self, Elem::Bool | Elem::F32)
+    }
+
+    /// True for the floating-point type.
+    pub fn is_float(self) -> bool {
+        self == Elem::F32
     }
 
     /// True for the internal 128-bit types that no front end accepts.
@@ -163,6 +174,7 @@ impl Elem {
             Elem::I64 => "i64",
             Elem::U128 => "u128",
             Elem::I128 => "i128",
+            Elem::F32 => "f32",
         }
     }
 
@@ -180,6 +192,7 @@ impl Elem {
             Elem::I64 => "int64",
             Elem::U128 => "uint128",
             Elem::I128 => "int128",
+            Elem::F32 => "float32",
         }
     }
 
@@ -197,6 +210,7 @@ impl Elem {
             Elem::I64 => "int64_t",
             Elem::U128 => "unsigned __int128",
             Elem::I128 => "__int128",
+            Elem::F32 => "float",
         }
     }
 
@@ -219,6 +233,12 @@ impl Elem {
             _ => return None,
         };
         Some(e)
+    }
+
+    /// Parses the float element's names (`f32`, `float32`, `float`), which only the front
+    /// ends that accept floats call.
+    pub fn parse_float(s: &str) -> Option<Elem> {
+        matches!(s, "f32" | "float32" | "float").then_some(Elem::F32)
     }
 
     /// True when every value of `self` is representable in `other`.
@@ -313,6 +333,21 @@ impl Type {
             return None;
         }
         let elem = Elem::parse(head, internal)?;
+        Some(Type::vec(elem, lanes))
+    }
+
+    /// Parses a float type (`f32`, `f32x8`, `float32x8`), for the front ends that accept
+    /// floats.
+    pub fn parse_float(s: &str) -> Option<Type> {
+        if let Some(e) = Elem::parse_float(s) {
+            return Some(Type::scalar(e));
+        }
+        let (head, lanes) = s.rsplit_once('x')?;
+        let elem = Elem::parse_float(head)?;
+        if lanes.is_empty() || !lanes.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let lanes: u32 = lanes.parse().ok().filter(|&l| l > 0)?;
         Some(Type::vec(elem, lanes))
     }
 }

@@ -74,9 +74,26 @@ fn missing_values_and_bad_flags_are_reported() {
     let (code, _, err) = harrow(&["eval", "a + a", "--input", "a:u8x2"]);
     assert_eq!(code, 1);
     assert!(err.contains("no value for variable `a`"), "{err}");
-    let (code, _, err) = harrow(&["eval", "a", "--input", "a:float32=1"]);
+    // Floats are evaluated (IEEE single) but never compiled.
+    let (code, out, err) = harrow(&[
+        "eval",
+        "fma(a, a, b) / c - a * a",
+        "--input",
+        "a:float32x3=1.000244140625,-0,2",
+        "--input",
+        "b:f32x3=-1,0x80000000,1",
+        "--input",
+        "c:f32x3=1,0,inf",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // Lane 0: the fused product keeps 2^-24, the rounded one loses it.
+    assert_eq!(out, "f32x3 [-0.99999994, nan, -4.0]\n");
+    let (code, _, err) = harrow(&["lift", "a", "--input", "a:float32"]);
     assert_eq!(code, 1);
     assert!(err.contains("unknown type"), "{err}");
+    let (code, _, err) = harrow(&["compile", "a * 1.5f", "--input", "a:i32x8"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not supported here"), "{err}");
     let (code, _, err) = harrow(&[
         "eval",
         "in_u8(x + 9)",

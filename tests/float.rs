@@ -384,3 +384,85 @@ fn a_wrong_float_table_row_is_caught() {
         other => panic!("a wrong row passed: {other:?}"),
     }
 }
+
+/// The float kernels in harrow IR: every suite kernel's written elements, as `f32`
+/// expressions, evaluate in the reference interpreter to the bits the scalar DAG gives
+/// (NaNs as NaNs), on edge and random inputs; and they print in Halide syntax and read
+/// back as the same expressions.
+#[test]
+fn the_kernels_in_harrow_ir_mean_what_the_dag_means() {
+    use harrow::float::dag::same_result;
+    use harrow::interp::{CachedEval, Value};
+    let mut elements = 0;
+    for file in suite() {
+        let src = source(&file);
+        let k = compile(&src, target("x86-avx2").as_ref(), false).kernel;
+        let outputs = k.to_ir();
+        assert!(!outputs.is_empty(), "{}: no outputs", src.name);
+        let sizes: Vec<usize> = k.params.iter().map(|p| p.len()).collect();
+        let total: usize = sizes.iter().sum();
+        for (case, flat) in harness::inputs(total, 12, 7).into_iter().enumerate() {
+            let mut values = Vec::new();
+            let mut rest = &flat[..];
+            for &n in &sizes {
+                values.push(rest[..n].to_vec());
+                rest = &rest[n..];
+            }
+            let want = k.dag.eval(&values);
+            let mut interp = CachedEval::new(k.input_env(&values));
+            for (p, i, e) in &outputs {
+                let got: Value = (*interp.eval(e).expect("evaluates")).clone();
+                let got = got.to_floats()[0];
+                let w = want[k.finals[*p][*i] as usize];
+                assert!(
+                    same_result(got, w),
+                    "{} case {case}: {}[{i}] is {got:?} in the interpreter, {w:?} in the DAG",
+                    src.name,
+                    k.params[*p].name
+                );
+                elements += 1;
+            }
+        }
+    }
+    assert!(elements > 10_000, "only {elements} elements compared");
+}
+
+/// The kernels' expressions print in Halide syntax and read back as the same
+/// expressions (every one whose text is short enough to read: a printed tree repeats
+/// shared nodes).
+#[test]
+fn float_kernel_expressions_print_and_read_back() {
+    use harrow::syntax::elab::{Decls, ElabOptions};
+    use harrow::syntax::halide;
+    use harrow::types::{Elem, Type};
+    let mut read_back = 0;
+    for file in suite() {
+        let src = source(&file);
+        let k = compile(&src, target("x86-avx2").as_ref(), false).kernel;
+        let mut decls = Decls::new();
+        for (p, param) in k.params.iter().enumerate() {
+            for i in 0..param.len() {
+                decls = decls.var(&k.input_name(p as u16, i as u32), Type::scalar(Elem::F32));
+            }
+        }
+        let opts = ElabOptions {
+            allow_float: true,
+            ..Default::default()
+        };
+        for (_, _, e) in k.to_ir() {
+            let text = halide::print(&e);
+            if text.len() > 20_000 {
+                continue;
+            }
+            let again = halide::parse_expr(
+                &Source::new("<printed>", text.clone()),
+                &decls,
+                opts.clone(),
+            )
+            .unwrap_or_else(|d| panic!("{}: {text}\n{d}", src.name));
+            assert_eq!(again, e, "{}: {text}", src.name);
+            read_back += 1;
+        }
+    }
+    assert!(read_back > 500, "only {read_back} expressions read back");
+}

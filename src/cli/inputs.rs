@@ -14,7 +14,7 @@ pub struct InputSpec {
     pub ty: Option<Type>,
     /// A buffer's element type.
     pub elem: Elem,
-    /// Values, if given.
+    /// Values, if given (a float's as its bit pattern).
     pub values: Option<Vec<i128>>,
 }
 
@@ -37,7 +37,7 @@ impl InputSpec {
             // Declared only: evaluation reports it if the expression needs it.
             return Ok(());
         };
-        for &v in vals {
+        for &v in vals.iter().filter(|_| self.elem.is_int()) {
             let ok = v >= self.elem.min_value() && self.elem.max_value().is_none_or(|m| v <= m);
             if !ok {
                 return Err(format!(
@@ -60,7 +60,15 @@ impl InputSpec {
                         vals.len()
                     ));
                 };
-                env.set(self.name.as_str(), Value::from_ints(t.elem, &lanes));
+                let value = if t.elem.is_float() {
+                    Value {
+                        ty: t,
+                        lanes: lanes.iter().map(|&b| b as u128).collect(),
+                    }
+                } else {
+                    Value::from_ints(t.elem, &lanes)
+                };
+                env.set(self.name.as_str(), value);
             }
             None => {
                 let data = vals
@@ -95,8 +103,22 @@ fn parse_int(s: &str) -> Option<i128> {
     Some(if neg { -v } else { v })
 }
 
-/// Parses `NAME:TYPE[=VALUES]`.
-pub fn parse_input(s: &str) -> Result<InputSpec, String> {
+/// A float value as `--input` writes it (`1.5`, `-0`, `inf`, `-inf`, `nan`, or `0x` and
+/// the bit pattern), as its bit pattern.
+fn parse_float(s: &str) -> Option<i128> {
+    let s = s.trim();
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        return u32::from_str_radix(hex, 16).ok().map(i128::from);
+    }
+    let x: f32 = s
+        .parse()
+        .or_else(|_| s.strip_suffix(['f', 'F']).unwrap_or(s).parse())
+        .ok()?;
+    Some(i128::from(x.to_bits()))
+}
+
+/// Parses `NAME:TYPE[=VALUES]`; `f32` types only when `allow_float`.
+pub fn parse_input(s: &str, allow_float: bool) -> Result<InputSpec, String> {
     let (decl, values) = match s.split_once('=') {
         Some((d, v)) => (d, Some(v)),
         None => (s, None),
@@ -119,7 +141,8 @@ pub fn parse_input(s: &str) -> Result<InputSpec, String> {
             .ok_or_else(|| format!("--input `{s}`: unknown element type `{e}`"))?;
         (None, elem)
     } else {
-        let t = Type::parse(ty, false).ok_or_else(|| {
+        let float = Type::parse_float(ty).filter(|_| allow_float);
+        let t = Type::parse(ty, false).or(float).ok_or_else(|| {
             format!(
                 "--input `{s}`: unknown type `{ty}` (write e.g. u8x16, i32, or u8[] for a buffer)"
             )
@@ -135,6 +158,8 @@ pub fn parse_input(s: &str) -> Result<InputSpec, String> {
                     match (elem, x) {
                         (Elem::Bool, "true") => Ok(1),
                         (Elem::Bool, "false") => Ok(0),
+                        (Elem::F32, _) => parse_float(x)
+                            .ok_or_else(|| format!("--input `{s}`: `{x}` is not a float")),
                         _ => parse_int(x)
                             .ok_or_else(|| format!("--input `{s}`: `{x}` is not an integer")),
                     }
@@ -156,25 +181,41 @@ mod tests {
 
     #[test]
     fn parses_variables_and_buffers() {
-        let s = parse_input("a:u8x2=250,0").unwrap();
+        let s = parse_input("a:u8x2=250,0", false).unwrap();
         assert_eq!(s.ty, Some(Type::vec(Elem::U8, 2)));
         assert_eq!(s.values, Some(vec![250, 0]));
-        let b = parse_input("img:i16[]=-1,0x10").unwrap();
+        let b = parse_input("img:i16[]=-1,0x10", false).unwrap();
         assert_eq!(b.ty, None);
         assert_eq!(b.elem, Elem::I16);
         assert_eq!(b.values, Some(vec![-1, 16]));
-        assert!(parse_input("a=3").is_err());
-        assert!(parse_input("a:f32").unwrap_err().contains("unknown type"));
+        assert!(parse_input("a=3", false).is_err());
+        assert!(
+            parse_input("a:f32", false)
+                .unwrap_err()
+                .contains("unknown type")
+        );
+        let f = parse_input("a:f32x3=1.5,-0,inf", true).unwrap();
+        assert_eq!(f.ty, Some(Type::vec(Elem::F32, 3)));
+        let bits = |x: f32| i128::from(x.to_bits());
+        assert_eq!(
+            f.values,
+            Some(vec![bits(1.5), bits(-0.0), bits(f32::INFINITY)])
+        );
+        assert!(
+            parse_input("a:f32=x", true)
+                .unwrap_err()
+                .contains("not a float")
+        );
         let mut env = Env::new();
         assert!(
-            parse_input("a:u8x2=1,2,3")
+            parse_input("a:u8x2=1,2,3", false)
                 .unwrap()
                 .bind(&mut env)
                 .unwrap_err()
                 .contains("2 lanes")
         );
         assert!(
-            parse_input("a:u8=300")
+            parse_input("a:u8=300", false)
                 .unwrap()
                 .bind(&mut env)
                 .unwrap_err()

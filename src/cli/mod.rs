@@ -216,6 +216,10 @@ pub struct InputArgs {
     /// `in_u8(x + 1)` is a dense load).
     #[arg(long, value_name = "LANES")]
     pub width: Option<u32>,
+    /// Accept `f32` inputs, types and literals: set by `harrow eval` only (the other
+    /// commands compile integer code).
+    #[arg(skip)]
+    pub allow_float: bool,
 }
 
 impl InputArgs {
@@ -223,7 +227,7 @@ impl InputArgs {
     pub fn specs(&self) -> Result<Vec<InputSpec>, CliError> {
         self.inputs
             .iter()
-            .map(|s| parse_input(s).map_err(CliError::Other))
+            .map(|s| parse_input(s, self.allow_float).map_err(CliError::Other))
             .collect()
     }
 
@@ -243,6 +247,7 @@ impl InputArgs {
             allow_internal: false,
             rule: None,
             instrs: None,
+            allow_float: self.allow_float,
         }
     }
 }
@@ -331,9 +336,13 @@ pub fn parse_cli_expr(
 }
 
 fn cmd_eval(a: &EvalArgs) -> Result<String, CliError> {
-    let e = parse_cli_expr(&a.expr, &a.inputs, a.sexpr)?;
+    let inputs = InputArgs {
+        allow_float: true,
+        ..a.inputs.clone()
+    };
+    let e = parse_cli_expr(&a.expr, &inputs, a.sexpr)?;
     let mut env = Env::new();
-    for spec in a.inputs.specs()? {
+    for spec in inputs.specs()? {
         spec.bind(&mut env).map_err(CliError::Other)?;
     }
     let v = eval(&e, &env).map_err(|err| {

@@ -2,24 +2,24 @@
 //! hash-consed, with its interpreter.
 //!
 //! Symbolic evaluation of the C (`symbolic.rs`) builds one node per distinct computation;
-//! every output element is a node. The interpreter is the reference the vector code is
-//! compared with: Rust's `f32` operations are IEEE-754 single operations rounded to nearest
-//! even, `sqrt` is correctly rounded and `mul_add` is the fused multiply-add, exactly what
-//! C's `float` arithmetic, `sqrtf` and `fmaf` mean on the targets (FLT_EVAL_METHOD 0).
+//! every output element is a node. Its evaluator is the reference the vector code is
+//! compared with; each operation is the reference interpreter's own
+//! (`crate::interp::float`), and `to_ir` writes any node as a harrow IR expression over
+//! `f32`, which the interpreter evaluates to the same bits (tested).
 
 use std::collections::HashMap;
+
+use crate::ir::{Expr, Op, mk};
+use crate::types::Elem;
 
 /// Index of a node in a [`Dag`].
 pub type NodeId = u32;
 
-/// A binary IEEE operation.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-}
+use crate::interp::float as ieee;
+/// A binary IEEE operation: the interpreter's.
+pub use crate::interp::float::Binary as BinOp;
+/// Whether two results are the same (NaNs are, whatever their payloads).
+pub use crate::interp::float::same_result;
 
 /// A unary IEEE operation.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -120,7 +120,7 @@ impl Dag {
         Some(match node {
             Node::Un(op, a) => un(op, c(a)?),
             Node::Bin(op, a, b) => bin(op, c(a)?, c(b)?),
-            Node::Fma(a, b, d) => c(a)?.mul_add(c(b)?, c(d)?),
+            Node::Fma(a, b, d) => ieee::fma(c(a)?, c(b)?, c(d)?),
             _ => return None,
         })
     }
@@ -136,7 +136,7 @@ impl Dag {
                 Node::Input { param, index } => params[param as usize][index as usize],
                 Node::Un(op, a) => un(op, v[a as usize]),
                 Node::Bin(op, a, b) => bin(op, v[a as usize], v[b as usize]),
-                Node::Fma(a, b, c) => v[a as usize].mul_add(v[b as usize], v[c as usize]),
+                Node::Fma(a, b, c) => ieee::fma(v[a as usize], v[b as usize], v[c as usize]),
             };
             v.push(x);
         }
@@ -168,6 +168,38 @@ impl Dag {
             v.push(x);
         }
         v
+    }
+
+    /// The nodes `roots` as harrow IR expressions over scalar `f32`, each input written by
+    /// `input(param, index)`; shared nodes are shared expressions (the IR is hash-consed).
+    pub fn to_ir(&self, roots: &[NodeId], input: &dyn Fn(u16, u32) -> Expr) -> Vec<Expr> {
+        let Some(&last) = roots.iter().max() else {
+            return Vec::new();
+        };
+        let mut done: Vec<Expr> = Vec::with_capacity(last as usize + 1);
+        // Operands precede their users, so one pass up to the last root builds every
+        // operand before its user.
+        for k in 0..=last {
+            let x = |n: NodeId| done[n as usize].clone();
+            let e = match self.node(k) {
+                Node::Const(b) => Expr::bits(Elem::F32, b as u128),
+                Node::Input { param, index } => input(param, index),
+                Node::Un(UnOp::Neg, a) => mk(Op::FNeg, vec![x(a)]),
+                Node::Un(UnOp::Sqrt, a) => mk(Op::Sqrt, vec![x(a)]),
+                Node::Bin(op, a, b) => {
+                    let op = match op {
+                        BinOp::Add => Op::Add,
+                        BinOp::Sub => Op::Sub,
+                        BinOp::Mul => Op::Mul,
+                        BinOp::Div => Op::Div,
+                    };
+                    mk(op, vec![x(a), x(b)])
+                }
+                Node::Fma(a, b, c) => mk(Op::Fma, vec![x(a), x(b), x(c)]),
+            };
+            done.push(e);
+        }
+        roots.iter().map(|&r| done[r as usize].clone()).collect()
     }
 
     /// Number of arithmetic operations under `roots` (shared nodes counted once).
@@ -202,25 +234,14 @@ impl Dag {
 /// A unary operation's IEEE single result.
 pub fn un(op: UnOp, a: f32) -> f32 {
     match op {
-        UnOp::Neg => -a,
-        UnOp::Sqrt => a.sqrt(),
+        UnOp::Neg => ieee::neg(a),
+        UnOp::Sqrt => ieee::sqrt(a),
     }
 }
 
 /// A binary operation's IEEE single result (rounded to nearest even).
 pub fn bin(op: BinOp, a: f32, b: f32) -> f32 {
-    match op {
-        BinOp::Add => a + b,
-        BinOp::Sub => a - b,
-        BinOp::Mul => a * b,
-        BinOp::Div => a / b,
-    }
-}
-
-/// Whether two results are the same: equal bits, or both NaN (a NaN's payload is not part
-/// of C's meaning, and the targets propagate payloads differently).
-pub fn same_result(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    ieee::binary(op, a, b)
 }
 
 #[cfg(test)]
@@ -244,17 +265,17 @@ mod tests {
 
     #[test]
     fn fma_rounds_once_and_mul_add_twice() {
-        // 1 + 2^-23 squared has a term below single precision that only the fused form keeps.
+        // x = 1 + 2^-12: x * x - 1 is exactly 2^-11 + 2^-24, which only the fused form
+        // keeps (the rounded product loses the 2^-24 term).
         let mut d = Dag::default();
         let x = d.add(Node::Input { param: 0, index: 0 });
         let m1 = d.constant(-1.0);
         let fused = d.add(Node::Fma(x, x, m1));
         let sq = d.add(Node::Bin(BinOp::Mul, x, x));
         let unfused = d.add(Node::Bin(BinOp::Add, sq, m1));
-        let e = f32::EPSILON;
-        let v = d.eval(&[vec![1.0 + e]]);
-        assert_eq!(v[fused as usize], 2.0 * e + e * e);
-        assert_eq!(v[unfused as usize], 2.0 * e);
+        let v = d.eval(&[vec![1.0 + 2f32.powi(-12)]]);
+        assert_eq!(v[fused as usize], 2f32.powi(-11) + 2f32.powi(-24));
+        assert_eq!(v[unfused as usize], 2f32.powi(-11));
         assert!(same_result(f32::NAN, -f32::NAN));
         assert!(!same_result(0.0, -0.0));
     }

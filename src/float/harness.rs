@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::Compiled;
 use super::dag::same_result;
+use crate::interp::Value;
 use crate::isa::float::FloatIsa;
 use crate::isa::target::{Purpose, Target};
 use crate::isa::toolchain::{Compile, Output, ToolError, run, scratch, write_file};
@@ -481,9 +482,9 @@ pub struct TableReport {
 
 /// Checks every row of `target`'s float table on the machine (the host, or qemu): each
 /// operation is run through its own C template on `cases` operand sets (edge values first,
-/// then random ones) and every lane is compared with the IEEE single result Rust computes
-/// (the interpreter's `dag::bin`/`dag::un`, `mul_add`). Fails naming the row, the lane and
-/// the operands.
+/// then random ones) and every lane is compared with the row's semantics
+/// (`FloatOp::semantics`) evaluated by the reference interpreter. Fails naming the row,
+/// the lane and the operands.
 pub fn check_table(
     target: &dyn Target,
     cases: usize,
@@ -573,23 +574,24 @@ pub fn check_table_of(
             cases * per_set
         )));
     }
-    use super::dag::{BinOp, UnOp, bin, un};
+    // The expected lanes: each row's semantics, evaluated by the reference interpreter.
+    let semantics: Vec<crate::ir::Expr> = ALL_FLOAT_OPS
+        .iter()
+        .map(|op| op.semantics(w as u32))
+        .collect();
     let mut lanes = 0;
     for (s, set) in sets.iter().enumerate() {
         let (a, b, c, x) = (&set[..w], &set[w..2 * w], &set[2 * w..3 * w], set[3 * w]);
+        let mut env = crate::interp::Env::new();
+        env.set("a", Value::from_floats(a))
+            .set("b", Value::from_floats(b))
+            .set("c", Value::from_floats(c))
+            .set("x", Value::from_floats(&[x]));
         for (r, op) in ALL_FLOAT_OPS.iter().enumerate() {
-            for i in 0..w {
-                let want = match op {
-                    FloatOp::Load | FloatOp::Store | FloatOp::FromLanes => a[i],
-                    FloatOp::Splat => x,
-                    FloatOp::Add => bin(BinOp::Add, a[i], b[i]),
-                    FloatOp::Sub => bin(BinOp::Sub, a[i], b[i]),
-                    FloatOp::Mul => bin(BinOp::Mul, a[i], b[i]),
-                    FloatOp::Div => bin(BinOp::Div, a[i], b[i]),
-                    FloatOp::Sqrt => un(UnOp::Sqrt, a[i]),
-                    FloatOp::Neg => un(UnOp::Neg, a[i]),
-                    FloatOp::Fma => a[i].mul_add(b[i], c[i]),
-                };
+            let want = crate::interp::eval(&semantics[r], &env)
+                .map_err(|e| HarnessError::Output(format!("{op:?}: {e}")))?
+                .to_floats();
+            for (i, &want) in want.iter().enumerate() {
                 let g = got[s * per_set + r * w + i];
                 if !same_result(g, want) {
                     return Err(HarnessError::Differs(format!(

@@ -5,6 +5,7 @@
 //! leaves a non-negative remainder, `x / 0 == 0`, shifts whose negative amounts reverse
 //! direction, saturating FPIR operations that clamp.
 
+pub mod float;
 pub mod fpir;
 pub mod lane;
 
@@ -46,6 +47,19 @@ impl Value {
     pub fn int(&self, i: usize) -> i128 {
         lane::to_i128(self.lanes[i], self.ty.elem)
     }
+
+    /// A float vector (or scalar, from one value).
+    pub fn from_floats(vals: &[f32]) -> Value {
+        Value {
+            ty: Type::vec(Elem::F32, vals.len() as u32),
+            lanes: vals.iter().map(|&x| float::to_lane(x)).collect(),
+        }
+    }
+
+    /// The lanes of a float value.
+    pub fn to_floats(&self) -> Vec<f32> {
+        self.lanes.iter().map(|&b| float::from_lane(b)).collect()
+    }
 }
 
 impl fmt::Display for Value {
@@ -57,6 +71,8 @@ impl fmt::Display for Value {
             }
             if self.ty.elem == Elem::Bool {
                 f.write_str(if *v != 0 { "true" } else { "false" })?;
+            } else if self.ty.elem.is_float() {
+                f.write_str(&float::text(float::from_lane(self.lanes[i])))?;
             } else {
                 write!(f, "{v}")?;
             }
@@ -398,6 +414,35 @@ impl Evaluator<'_> {
                     .collect()
             }
             Op::Reinterpret => reinterpret(&args[0], ty),
+            Op::Add | Op::Sub | Op::Mul | Op::Div if elem.is_float() => {
+                let op = match e.op() {
+                    Op::Add => float::Binary::Add,
+                    Op::Sub => float::Binary::Sub,
+                    Op::Mul => float::Binary::Mul,
+                    _ => float::Binary::Div,
+                };
+                zip2(&args, |a, b| {
+                    float::to_lane(float::binary(op, float::from_lane(a), float::from_lane(b)))
+                })
+            }
+            Op::FNeg | Op::Sqrt => {
+                let f = if matches!(e.op(), Op::FNeg) {
+                    float::neg
+                } else {
+                    float::sqrt
+                };
+                args[0]
+                    .lanes
+                    .iter()
+                    .map(|&a| float::to_lane(f(float::from_lane(a))))
+                    .collect()
+            }
+            Op::Fma => (0..n)
+                .map(|i| {
+                    let x = |k: usize| float::from_lane(args[k].lanes[i]);
+                    float::to_lane(float::fma(x(0), x(1), x(2)))
+                })
+                .collect(),
             Op::Add => zip2(&args, |a, b| a.wrapping_add(b) & elem.mask()),
             Op::Sub => zip2(&args, |a, b| a.wrapping_sub(b) & elem.mask()),
             Op::Mul => zip2(&args, |a, b| a.wrapping_mul(b) & elem.mask()),

@@ -234,6 +234,14 @@ impl Expr {
 
     /// A scalar constant from an exact value; errors if it is not representable in `elem`.
     pub fn int(elem: Elem, value: i128) -> Result<Expr, TypeError> {
+        if elem.is_float() {
+            // An integer as a float only when it is exactly one: no silent rounding.
+            let x = value as f32;
+            if !x.is_finite() || x as i128 != value {
+                return Err(TypeError(format!("{value} is not exactly a {elem}")));
+            }
+            return Ok(Self::bits(elem, x.to_bits() as u128));
+        }
         let fits = value >= elem.min_value() && elem.max_value().is_none_or(|m| value <= m);
         if !fits {
             return Err(TypeError(format!("{value} does not fit in {elem}")));
@@ -289,10 +297,11 @@ impl Expr {
         }
     }
 
-    /// If this is a (broadcast) constant, its exact value in its own element type.
+    /// If this is a (broadcast) integer constant, its exact value in its own element type.
     pub fn as_const(&self) -> Option<i128> {
         let b = self.as_const_bits()?;
-        Some(crate::types::to_i128(b, self.ty().elem)).filter(|_| self.ty().elem != Elem::U128)
+        Some(crate::types::to_i128(b, self.ty().elem))
+            .filter(|_| !matches!(self.ty().elem, Elem::U128 | Elem::F32))
     }
 
     /// Number of distinct nodes in the DAG rooted here.

@@ -106,6 +106,13 @@ pub enum Op {
     ReduceMin,
     /// Maximum of groups of adjacent lanes.
     ReduceMax,
+    /// IEEE-754 negation of a float (flips the sign bit: `-0.0` from `0.0`, which
+    /// `0 - x` would not give).
+    FNeg,
+    /// IEEE-754 square root of a float, correctly rounded.
+    Sqrt,
+    /// `fma(a, b, c)`: `a * b + c` on floats with one rounding.
+    Fma,
     /// A target instruction; its meaning is its description's semantics.
     Instr(#[serde(with = "crate::ir::instr::instr_ref")] Arc<crate::ir::instr::Instr>),
 }
@@ -175,6 +182,9 @@ pub const CALL_OPS: &[(&str, OpCtor)] = &[
     ("vector_reduce_add", || Op::ReduceAdd),
     ("vector_reduce_min", || Op::ReduceMin),
     ("vector_reduce_max", || Op::ReduceMax),
+    ("fneg", || Op::FNeg),
+    ("sqrt", || Op::Sqrt),
+    ("fma", || Op::Fma),
 ];
 
 /// Looks up a fixed-name call operator.
@@ -257,6 +267,9 @@ impl Op {
             ReduceAdd => info("vector_reduce_add", 1, false),
             ReduceMin => info("vector_reduce_min", 1, false),
             ReduceMax => info("vector_reduce_max", 1, false),
+            FNeg => info("fneg", 1, false),
+            Sqrt => info("sqrt", 1, false),
+            Fma => info("fma", 3, false),
             Instr(_) => OpInfo {
                 name: "instr",
                 arity: None,

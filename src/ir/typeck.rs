@@ -41,6 +41,11 @@ pub fn infer(op: &Op, given: Option<Type>, args: &[Type]) -> Result<Type, String
         Op::Var(_) => need("type")?,
         Op::Load(..) => {
             let t = need("element type")?;
+            if t.elem.is_float() {
+                return Err(format!(
+                    "loads of {t} are not in harrow IR; buffers hold integers"
+                ));
+            }
             let idx = args[0];
             if idx.elem != Elem::I32 {
                 return Err(format!("a load index must be i32, found {idx}"));
@@ -79,6 +84,12 @@ pub fn infer(op: &Op, given: Option<Type>, args: &[Type]) -> Result<Type, String
         }
         Op::Cast => {
             let t = need("type")?;
+            if t.elem.is_float() || args[0].elem.is_float() {
+                return Err(format!(
+                    "conversions between floats and integers are not in harrow IR ({} to {t})",
+                    args[0]
+                ));
+            }
             if t.lanes != args[0].lanes {
                 return Err(format!(
                     "a cast keeps the lane count: {} cannot become {t}",
@@ -102,20 +113,31 @@ pub fn infer(op: &Op, given: Option<Type>, args: &[Type]) -> Result<Type, String
             }
             t
         }
+        // IEEE arithmetic on floats: the four operations the float vectorizer needs.
+        Op::Add | Op::Sub | Op::Mul | Op::Div if args[0].elem.is_float() => {
+            same(op, args[0], args[1])?;
+            args[0]
+        }
         Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Mod | Op::Min | Op::Max => {
             same_int(op, args[0], args[1])?
         }
         Op::And | Op::Or | Op::Xor => {
             same(op, args[0], args[1])?;
-            args[0]
+            not_float(op, args[0])?
         }
-        Op::Not => args[0],
+        Op::Not => not_float(op, args[0])?,
+        Op::FNeg | Op::Sqrt => float(op, args[0])?,
+        Op::Fma => {
+            same(op, args[0], args[1])?;
+            same(op, args[0], args[2])?;
+            float(op, args[0])?
+        }
         Op::Shl | Op::Shr | Op::RoundingShl | Op::RoundingShr => {
             shift_amount(op, args[0], args[1])?
         }
         Op::Eq | Op::Ne => {
             same(op, args[0], args[1])?;
-            args[0].with_elem(Elem::Bool)
+            not_float(op, args[0])?.with_elem(Elem::Bool)
         }
         Op::Lt | Op::Le | Op::Gt | Op::Ge => {
             same_int(op, args[0], args[1])?;
@@ -316,6 +338,26 @@ fn int(op: &Op, t: Type) -> Result<Type, String> {
         Ok(t)
     } else {
         Err(format!("`{}` needs integer operands, found {t}", op.name()))
+    }
+}
+
+fn float(op: &Op, t: Type) -> Result<Type, String> {
+    if t.elem.is_float() {
+        Ok(t)
+    } else {
+        Err(format!("`{}` needs float operands, found {t}", op.name()))
+    }
+}
+
+/// Bitwise operations and equality are integer operations: a float is reinterpreted first.
+fn not_float(op: &Op, t: Type) -> Result<Type, String> {
+    if t.elem.is_float() {
+        Err(format!(
+            "`{}` is not defined on {t}; reinterpret the float as an integer first",
+            op.name()
+        ))
+    } else {
+        Ok(t)
     }
 }
 

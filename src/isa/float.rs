@@ -3,11 +3,17 @@
 //! [`FloatIsa`] table (`Target::float_isa`); the vectorizer, its cost model and its C
 //! emitter read only the table, never a target's name.
 //!
+//! Each operation's meaning is an IR expression over `f32` ([`FloatOp::semantics`]), as an
+//! integer instruction's is its description's semantics.
+//!
 //! Templates are C with intrinsics, with `{a}`, `{b}`, `{c}` for vector operands, `{p}`
 //! for a pointer, `{x}` for a scalar and `{lanes}` for a comma-separated list of scalars.
 //! Shuffles are not listed: they are written as `__builtin_shufflevector`, whose lowering
 //! to the target's permutes (`vpermps`, `vblendps`, `vext`, `vzip`, `vdup_lane`...) is
 //! clang's; their costs are the table's estimates.
+
+use crate::ir::{Expr, Op, mk};
+use crate::types::{Elem, Type};
 
 /// A float vector operation the vectorizer emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,6 +40,29 @@ pub enum FloatOp {
     Fma,
     /// Lane-wise sign flip of `{a}`.
     Neg,
+}
+
+impl FloatOp {
+    /// What the operation computes, in harrow IR over the operand registers `a`, `b`, `c`
+    /// (`f32` x `lanes`) and the scalar `x`: the meaning the hardware check
+    /// (`harrow float check-isa`) holds every table row to, evaluated by the reference
+    /// interpreter. A load, a store and a register made from scalars hold `a`'s lanes.
+    pub fn semantics(self, lanes: u32) -> Expr {
+        let v = Type::vec(Elem::F32, lanes);
+        let reg = |name: &str| Expr::var(name, v);
+        let (a, b, c) = (reg("a"), reg("b"), reg("c"));
+        match self {
+            FloatOp::Load | FloatOp::Store | FloatOp::FromLanes => a,
+            FloatOp::Splat => Expr::var("x", Type::scalar(Elem::F32)).broadcast(lanes),
+            FloatOp::Add => mk(Op::Add, vec![a, b]),
+            FloatOp::Sub => mk(Op::Sub, vec![a, b]),
+            FloatOp::Mul => mk(Op::Mul, vec![a, b]),
+            FloatOp::Div => mk(Op::Div, vec![a, b]),
+            FloatOp::Sqrt => mk(Op::Sqrt, vec![a]),
+            FloatOp::Fma => mk(Op::Fma, vec![a, b, c]),
+            FloatOp::Neg => mk(Op::FNeg, vec![a]),
+        }
+    }
 }
 
 /// One row of a target's float table.

@@ -75,6 +75,7 @@ pub fn rank(op: &Op, elem: Elem) -> u64 {
         Op::MulShiftRight | Op::RoundingMulShiftRight => 4,
         Op::Absd | Op::Abs => 2,
         Op::Popcount | Op::CountLeadingZeros | Op::CountTrailingZeros => 4,
+        Op::FNeg | Op::Sqrt | Op::Fma => 2,
         Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => 2,
         Op::ReduceAdd | Op::ReduceMin | Op::ReduceMax => 4,
         Op::Instr(i) => (i.cost.throughput * 4.0).ceil() as u64 + 1,

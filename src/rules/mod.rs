@@ -445,6 +445,7 @@ fn elaborate_side(
     let opts = ElabOptions {
         lane_var: None,
         allow_internal: false,
+        allow_float: false,
         rule: Some(scope.clone()),
         instrs: instrs.cloned(),
     };

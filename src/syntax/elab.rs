@@ -101,6 +101,9 @@ pub struct ElabOptions {
     pub rule: Option<RuleScope>,
     /// Target instructions callable by their intrinsic names (target rule files).
     pub instrs: Option<std::sync::Arc<crate::ir::instr::InstrTable>>,
+    /// Accept `f32` types and float literals (`harrow eval`). Off everywhere else: the
+    /// integer pipeline (lifting, selection, verification) must never meet a float.
+    pub allow_float: bool,
 }
 
 /// Where an integer literal appears, which decides its type.
@@ -312,16 +315,19 @@ impl<'a> Elaborator<'a> {
                 return Ok(Type::vec(*e, l));
             }
         }
+        if self.opts.allow_float
+            && let Some(t) = Type::parse_float(name)
+        {
+            return Ok(t);
+        }
         if name.starts_with("float")
             || name.starts_with("f32")
             || name.starts_with("f64")
             || name.starts_with("f16")
             || name.starts_with("bfloat")
         {
-            return Err(self.err(
-                span,
-                format!("floating-point type `{name}` is not supported"),
-            ));
+            return Err(self.err(span, format!("floating-point type `{name}` is not supported here"))
+                .note("harrow compiles integer code; `harrow eval` evaluates f32 expressions, and `harrow float compile` vectorizes float kernels written in C"));
         }
         Type::parse(name, self.opts.allow_internal)
             .ok_or_else(|| self.err(span, format!("unknown type `{name}`")))
@@ -349,10 +355,16 @@ impl<'a> Elaborator<'a> {
         }
         match &ast.kind {
             AstKind::Int(v) => Ok(Val::Lit(*v, span.clone())),
-            AstKind::Float(s) => Err(self.err(
-                span,
-                format!("floating-point literal `{s}` is not supported"),
-            )),
+            AstKind::Float(s) if self.opts.allow_float => {
+                let x: f32 = s
+                    .trim_end_matches(['f', 'F'])
+                    .parse()
+                    .map_err(|_| self.err(span, format!("bad float literal `{s}`")))?;
+                Ok(Val::E(Expr::bits(Elem::F32, x.to_bits() as u128)))
+            }
+            AstKind::Float(s) => Err(self
+                .err(span, format!("floating-point literal `{s}` is not supported here"))
+                .note("harrow compiles integer code; `harrow eval` evaluates f32 expressions, and `harrow float compile` vectorizes float kernels written in C")),
             AstKind::Bool(b) => Ok(Val::E(Expr::bits(Elem::Bool, *b as u128))),
             AstKind::Name(n) => {
                 if let Some((lv, w)) = &self.opts.lane_var
@@ -393,6 +405,18 @@ impl<'a> Elaborator<'a> {
                 match (op, v) {
                     (Unary::Neg, Val::Lit(x, _)) => Ok(Val::Lit(-x, span.clone())),
                     (Unary::Neg, Val::Const(_)) => Ok(Val::Const(ast.clone())),
+                    (Unary::Neg, Val::E(e)) if e.ty().elem.is_float() => {
+                        // `-1.5f` is the constant; `-x` flips the sign (`0 - x` would
+                        // give +0 for x = 0).
+                        if let Op::Const(b) = e.op() {
+                            let x = crate::interp::float::from_lane(*b);
+                            return Ok(Val::E(Expr::bits(
+                                Elem::F32,
+                                crate::interp::float::to_lane(-x),
+                            )));
+                        }
+                        Ok(Val::E(self.build(Op::FNeg, None, vec![e], span)?))
+                    }
                     (Unary::Neg, Val::E(e)) => {
                         if !e.ty().elem.is_int() {
                             return Err(self.err(span, "cannot negate a bool"));

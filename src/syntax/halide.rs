@@ -78,6 +78,23 @@ fn const_text(bits: u128, elem: Elem) -> String {
     lane::to_i128(bits, elem).to_string()
 }
 
+/// A float constant as it reads back to the same bits: `1.5f`, `-0.0f`, and an
+/// infinity or NaN (which have no literal) as the reinterpretation of its bits.
+fn float_literal(bits: u128) -> String {
+    let x = crate::interp::float::from_lane(bits);
+    if !x.is_finite() {
+        return format!("(float32)reinterpret((uint32){bits})");
+    }
+    // `Display` never uses an exponent (the lexer reads none) and gives the shortest
+    // digits that read back to the same float.
+    let mut text = format!("{x}");
+    if !text.contains('.') {
+        text.push_str(".0");
+    }
+    text.push('f');
+    text
+}
+
 /// True when a bare literal printed in `ctx` would be parsed back with type `ty`.
 fn bare_ok(ctx: Ctx, ty: Type, value: i128) -> bool {
     let parsed = match ctx {
@@ -127,6 +144,7 @@ fn pr(e: &Expr, ctx: Ctx, out: &mut String) {
     let t = e.ty();
     let a = e.args();
     match e.op() {
+        Op::Const(bits) if t.elem.is_float() => out.push_str(&float_literal(*bits)),
         Op::Const(bits) => {
             let text = const_text(*bits, t.elem);
             if t.elem == Elem::Bool {
@@ -390,5 +408,72 @@ mod tests {
         assert!(err.message.contains("unknown function `frobnicate`"));
         let err = parse_str("a + 1.5f", &decls()).unwrap_err();
         assert!(err.message.contains("floating-point"));
+    }
+}
+
+#[cfg(test)]
+mod float_tests {
+    use super::*;
+    use crate::types::Elem;
+
+    fn parse_float(text: &str) -> Result<Expr, Diag> {
+        let decls = Decls::new()
+            .var("x", Type::vec(Elem::F32, 8))
+            .var("y", Type::vec(Elem::F32, 8))
+            .var("s", Type::scalar(Elem::F32));
+        let opts = ElabOptions {
+            allow_float: true,
+            ..Default::default()
+        };
+        parse_expr(&Source::new("<t>", text), &decls, opts)
+    }
+
+    fn roundtrip(text: &str) -> String {
+        let e = parse_float(text).unwrap_or_else(|d| panic!("{d}"));
+        let printed = print(&e);
+        let again = parse_float(&printed).unwrap_or_else(|d| panic!("{printed}\n{d}"));
+        assert_eq!(e, again, "{text} printed as {printed}");
+        printed
+    }
+
+    #[test]
+    fn float_expressions_round_trip() {
+        assert_eq!(roundtrip("x * y + x"), "((x * y) + x)");
+        assert_eq!(roundtrip("fma(x, y, x)"), "(float32x8)fma(x, y, x)");
+        assert_eq!(roundtrip("sqrt(s) / s"), "((float32)sqrt(s) / s)");
+        assert_eq!(roundtrip("-s"), "(float32)fneg(s)");
+        assert_eq!(roundtrip("s * -1.5f"), "(s * -1.5f)");
+        assert_eq!(roundtrip("s + 2"), "(s + 2.0f)");
+        assert_eq!(roundtrip("s + 0.1f"), "(s + 0.1f)");
+        assert_eq!(roundtrip("s * 0.0000001f"), "(s * 0.0000001f)");
+        assert_eq!(
+            roundtrip("s * 3.0e38f"),
+            "(s * 300000000000000000000000000000000000000.0f)"
+        );
+        assert_eq!(
+            roundtrip("s + (float32)reinterpret((uint32)2139095040)"),
+            "(s + (float32)reinterpret((uint32)2139095040))"
+        );
+        assert_eq!(roundtrip("-0.0f + s"), "(-0.0f + s)");
+    }
+
+    #[test]
+    fn float_misuse_is_refused_at_its_place() {
+        let e = parse_float("x & y").unwrap_err();
+        assert!(e.message.contains("not defined on f32x8"), "{}", e.message);
+        let e = parse_float("s + 16777217").unwrap_err();
+        assert_eq!(e.location(), "<t>:1:5");
+        let e = parse_float("(int32)s").unwrap_err();
+        assert!(e.message.contains("floats and integers"), "{}", e.message);
+        let e = parse_float("sqrt((int32)3)").unwrap_err();
+        assert!(e.message.contains("float operands"), "{}", e.message);
+        // Without `allow_float` (every command but `harrow eval`) floats are refused.
+        let e = parse_expr(
+            &Source::new("<t>", "(float32)3"),
+            &Decls::new(),
+            ElabOptions::default(),
+        )
+        .unwrap_err();
+        assert!(e.message.contains("not supported here"), "{}", e.message);
     }
 }

@@ -157,6 +157,7 @@ pub fn parse_entry(file: &str, e: &Entry) -> Result<Expr, Diag> {
     let opts = ElabOptions {
         lane_var: Some(("x".into(), e.width)),
         allow_internal: false,
+        allow_float: false,
         rule: None,
         instrs: None,
     };

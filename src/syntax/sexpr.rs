@@ -487,6 +487,9 @@ fn pr(e: &Expr, out: &mut String) {
         Op::Const(bits) => {
             if t.elem == crate::types::Elem::Bool {
                 out.push_str(if *bits != 0 { "true" } else { "false" });
+            } else if t.elem.is_float() {
+                let x = crate::interp::float::from_lane(*bits);
+                out.push_str(&format!("({t} {})", crate::interp::float::text(x)));
             } else {
                 let v = if t.elem == crate::types::Elem::U128 {
                     bits.to_string()

@@ -46,6 +46,52 @@ pub struct Evaluated {
     pub written: Vec<Vec<bool>>,
 }
 
+impl Evaluated {
+    /// The name of input element `index` of parameter `param` in [`Evaluated::to_ir`]'s
+    /// expressions: `a_5` for `a`'s sixth element (row-major).
+    pub fn input_name(&self, param: u16, index: u32) -> String {
+        format!("{}_{index}", self.params[param as usize].name)
+    }
+
+    /// Every element the kernel writes, as `(param, index, expression)`: the kernel in
+    /// harrow IR over scalar `f32` variables named by [`Evaluated::input_name`], for the
+    /// reference interpreter and the printers.
+    pub fn to_ir(&self) -> Vec<(usize, usize, crate::ir::Expr)> {
+        let f32t = crate::types::Type::scalar(crate::types::Elem::F32);
+        let mut at = Vec::new();
+        let mut roots = Vec::new();
+        for (p, finals) in self.finals.iter().enumerate() {
+            for (i, &node) in finals.iter().enumerate() {
+                if self.written[p][i] {
+                    at.push((p, i));
+                    roots.push(node);
+                }
+            }
+        }
+        let input = |p: u16, i: u32| crate::ir::Expr::var(self.input_name(p, i), f32t);
+        let exprs = self.dag.to_ir(&roots, &input);
+        at.into_iter()
+            .zip(exprs)
+            .map(|((p, i), e)| (p, i, e))
+            .collect()
+    }
+
+    /// The interpreter's environment binding every input element of [`Evaluated::to_ir`]
+    /// to `values` (flattened, by parameter).
+    pub fn input_env(&self, values: &[Vec<f32>]) -> crate::interp::Env {
+        let mut env = crate::interp::Env::new();
+        for (p, vals) in values.iter().enumerate() {
+            for (i, &x) in vals.iter().enumerate() {
+                env.set(
+                    self.input_name(p as u16, i as u32),
+                    crate::interp::Value::from_floats(&[x]),
+                );
+            }
+        }
+        env
+    }
+}
+
 /// The C type of a float value, as far as its meaning depends on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum FTy {
