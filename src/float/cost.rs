@@ -2,13 +2,12 @@
 //! how a register whose lanes are all inputs and constants is made from loads, splats,
 //! constants and shuffles (Diospyros' shuffle costs, from the target's float table).
 
-use std::collections::HashMap;
-
 use egg::{CostFunction, Id, Language};
 
 use super::lang::{Leaf, VecLang};
 use super::vectorize::{VGraph, leaf_of};
 use crate::isa::float::{FloatIsa, FloatOp};
+use crate::util::idhash::IdMap;
 
 /// Where a leaf register's lanes come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,7 +150,7 @@ pub struct TargetCost<'a> {
     pub sizes: &'a [usize],
     /// The cost of each leaf register met, by its lanes: extraction prices a `vec` once
     /// per pass over the e-graph, and planning its loads and shuffles is most of that.
-    leaf_costs: HashMap<Box<[Id]>, u64>,
+    leaf_costs: IdMap<Box<[Id]>, u64>,
 }
 
 impl<'a> TargetCost<'a> {
@@ -161,7 +160,7 @@ impl<'a> TargetCost<'a> {
             egraph,
             isa,
             sizes,
-            leaf_costs: HashMap::new(),
+            leaf_costs: IdMap::default(),
         }
     }
 

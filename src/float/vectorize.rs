@@ -26,6 +26,7 @@ use egg::{EGraph, Id, Rewrite, Runner, rewrite};
 
 use super::dag::{BinOp, Dag, Node, NodeId, UnOp};
 use super::lang::{Kind, Leaf, VecLang};
+use crate::util::idhash::IdSet;
 
 /// The e-graph of a kernel's vectorization.
 pub type VGraph = EGraph<VecLang, ()>;
@@ -184,7 +185,7 @@ fn lane(eg: &VGraph, id: Id) -> Lane {
 pub fn saturate_vectors(eg: &mut VGraph, limits: &Limits) -> SearchStats {
     let start = Instant::now();
     let any = eg.add(VecLang::Leaf(Leaf::Any));
-    let mut done: HashSet<VecLang> = HashSet::new();
+    let mut done: IdSet<VecLang> = IdSet::default();
     let mut stats = SearchStats::default();
     loop {
         let vecs: Vec<(Id, Box<[Id]>)> = eg

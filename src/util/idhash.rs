@@ -36,6 +36,11 @@ impl Hasher for IdHasher {
     fn write_usize(&mut self, n: usize) {
         self.write_u64(n as u64);
     }
+
+    // E-graph ids are `u32`s: one multiply, not four bytes of FNV.
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
 }
 
 /// A `HashMap` keyed by ids or hashes.
