@@ -1,11 +1,11 @@
 //! Extraction of the vector program from the saturated e-graph, paying each shared value
-//! once. egg's extractor (here as a worklist, `tree_choice`) minimizes the cost of the program as a tree, which counts a value
-//! used by several lanes or registers once per use: on kernels whose values are widely
-//! shared (QR's columns and norms) its choice is far from the cheapest program. Here its
-//! choice is only the start: the cheaper of it and the all-scalar program is improved by
-//! local search, switching one e-class at a time to another of its nodes while the cost of
-//! the program as a DAG (what the emitted C computes, one variable per class) falls, within
-//! a time budget.
+//! once. egg's extractor (`tree_choice` makes its choice with less work) minimizes the
+//! cost of the program as a tree, which counts a value used by several lanes or registers
+//! once per use: on kernels whose values are widely shared (QR's columns and norms) its
+//! choice is far from the cheapest program. Here its choice is only a start: it and the
+//! all-scalar program are each improved by local search, switching one e-class at a time
+//! to another of its nodes while the cost of the program as a DAG (what the emitted C
+//! computes, one variable per class) falls, within a time budget; the cheaper is kept.
 
 use std::time::{Duration, Instant};
 
@@ -54,19 +54,24 @@ pub fn extract(
     }
     // Local search from both starts (they reach different local minima), each in half
     // the time left; the cheaper result is kept.
-    let mut results = Vec::new();
-    for (k, picks) in [tree, scalar].into_iter().enumerate() {
-        let Some(cost) = dag_cost(eg, model, &picks, roots) else {
+    let mut best: Option<(Picks, u64)> = None;
+    let starts = [tree, scalar];
+    for (k, picks) in starts.iter().enumerate() {
+        // A start whose picks form a cycle (no program) is not searched from.
+        let Some(cost) = dag_cost(eg, model, picks, roots) else {
             continue;
         };
         let left = budget.saturating_sub(start.elapsed());
         let deadline = Instant::now() + left / (2 - k as u32);
-        results.push(improve(eg, model, roots, picks, cost, deadline));
+        let found = improve(eg, model, roots, picks.clone(), cost, deadline);
+        if best.as_ref().is_none_or(|(_, c)| found.1 < *c) {
+            best = Some(found);
+        }
     }
-    results
-        .into_iter()
-        .min_by_key(|(_, c)| *c)
-        .expect("the tree choice has no cycle")
+    best.unwrap_or_else(|| {
+        let [tree, _] = starts;
+        (tree, u64::MAX)
+    })
 }
 
 /// Local search from `picks` (of DAG cost `best`) over the classes with a choice, those

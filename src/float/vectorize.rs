@@ -147,13 +147,18 @@ pub fn saturate_scalars(eg: VGraph, limits: &Limits) -> VGraph {
     // on the suite, eight times cost twice the compile time and extracted programs as
     // dear or dearer (mat_mul_4x4_4x4: 65 against 33), the extraction being greedy.
     let nodes = (limits.nodes / 4).min(4 * eg.total_size());
-    Runner::default()
+    // Every rule at every match: egg's default scheduler bans a rule that matches more
+    // than a thousand times, which on a large kernel (mat_mul_16x16_16x16: 8,192
+    // products) banned fusion itself, so nothing was fused. The node limit bounds the
+    // growth instead.
+    let r = Runner::default()
+        .with_scheduler(egg::SimpleScheduler)
         .with_egraph(eg)
         .with_node_limit(nodes)
         .with_iter_limit(4)
         .with_time_limit(limits.time / 4)
-        .run(&fast_math_rules())
-        .egraph
+        .run(&fast_math_rules());
+    r.egraph
 }
 
 /// One lane of a `vec` as the rewrites see it.
