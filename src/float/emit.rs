@@ -1,7 +1,8 @@
 //! C with the target's intrinsics from the extracted vector program: one variable per
 //! e-class used (so a register shared by several outputs is computed once), loads and
-//! shuffles from the leaf plans, and every store after every computation, so an array the
-//! kernel both reads and writes is read as it was on entry, as the symbolic evaluation did.
+//! shuffles from the leaf plans. A register of an array the kernel never reads is stored as
+//! soon as it is computed; the stores into an array it reads come after every computation,
+//! so the array is read as it was on entry, as the symbolic evaluation did.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -86,35 +87,60 @@ pub fn emit(
             let _ = writeln!(out, "    {cst}float *p{i} = ({cst}float *){};", p.name);
         }
     }
-    let roots: Vec<String> = chunks.iter().map(|c| e.vector(c.root)).collect();
-    out.push_str(&e.body);
-    let w = isa.lanes;
-    for (c, v) in chunks.iter().zip(&roots) {
-        if c.lanes == w {
-            let p = format!("p{} + {}", c.param, c.offset);
-            let _ = writeln!(
-                out,
-                "    {};",
-                isa.c(FloatOp::Store, &[("p", &p), ("a", v)])
-            );
+    // An array the program never reads is stored as each register is done, so the
+    // register dies at once: kept to the end, a 16x16 product's 32 result registers
+    // spilled. An array it reads is stored after everything, so it is read as it was on
+    // entry.
+    let read = params_read(ext, chunks);
+    let mut deferred = String::new();
+    for c in chunks {
+        let v = e.vector(c.root);
+        let store = store(isa, c, &v);
+        if read.contains(&c.param) {
+            deferred.push_str(&store);
         } else {
-            let _ = writeln!(out, "    {{");
-            let _ = writeln!(out, "        float t[{w}];");
-            let _ = writeln!(
-                out,
-                "        {};",
-                isa.c(FloatOp::Store, &[("p", "t"), ("a", v)])
-            );
-            let _ = writeln!(
-                out,
-                "        memcpy(p{} + {}, t, {} * sizeof(float));",
-                c.param, c.offset, c.lanes
-            );
-            let _ = writeln!(out, "    }}");
+            e.body.push_str(&store);
         }
     }
+    out.push_str(&e.body);
+    out.push_str(&deferred);
     out.push_str("}\n");
     out
+}
+
+/// The C storing register `v` into the elements of chunk `c`.
+fn store(isa: &FloatIsa, c: &Chunk, v: &str) -> String {
+    let w = isa.lanes;
+    if c.lanes == w {
+        let p = format!("p{} + {}", c.param, c.offset);
+        return format!("    {};\n", isa.c(FloatOp::Store, &[("p", &p), ("a", v)]));
+    }
+    format!(
+        "    {{\n        float t[{w}];\n        {};\n        memcpy(p{} + {}, t, {} * sizeof(float));\n    }}\n",
+        isa.c(FloatOp::Store, &[("p", "t"), ("a", v)]),
+        c.param,
+        c.offset,
+        c.lanes
+    )
+}
+
+/// The parameters the program under `chunks` reads (its input leaves).
+fn params_read(ext: &Picks, chunks: &[Chunk]) -> std::collections::HashSet<usize> {
+    let mut read = std::collections::HashSet::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<Id> = chunks.iter().map(|c| c.root).collect();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        match ext.node(id) {
+            VecLang::Leaf(Leaf::Input(p, _)) => {
+                read.insert(*p as usize);
+            }
+            n => stack.extend(egg::Language::children(n).iter().copied()),
+        }
+    }
+    read
 }
 
 impl Emitter<'_> {

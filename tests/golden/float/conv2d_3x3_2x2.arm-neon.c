@@ -22,6 +22,7 @@ void conv2d_3x3_2x2(const float in[3][3], const float f[2][2], float out[4][4]) 
     float32x4_t v15 = __builtin_shufflevector(v14, v14, 0, 1, 1, 1);
     float32x4_t v16 = vmulq_f32(v13, v15);
     float32x4_t v17 = vaddq_f32(v11, v16);
+    vst1q_f32(p2 + 0, v17);
     float32x4_t v18 = vld1q_f32(p0 + 4);
     float32x4_t v19 = __builtin_shufflevector(v18, v18, -1, 0, 1, -1);
     float32x4_t v20 = vmulq_f32(v19, v8);
@@ -42,6 +43,7 @@ void conv2d_3x3_2x2(const float in[3][3], const float f[2][2], float out[4][4]) 
     float32x4_t v35 = __builtin_shufflevector(v34, v34, 2, 3, 3, 3);
     float32x4_t v36 = vmulq_f32(v13, v35);
     float32x4_t v37 = vaddq_f32(v33, v36);
+    vst1q_f32(p2 + 4, v37);
     float32x4_t v38 = vld1q_f32(p0 + 5);
     float32x4_t v39 = __builtin_shufflevector(v38, v38, -1, 2, 3, -1);
     float32x4_t v40 = vmulq_f32(v39, v8);
@@ -58,6 +60,7 @@ void conv2d_3x3_2x2(const float in[3][3], const float f[2][2], float out[4][4]) 
     float32x4_t v51 = __builtin_shufflevector(v50, v50, 0, 0, 1, 2);
     float32x4_t v52 = vmulq_f32(v51, v35);
     float32x4_t v53 = vaddq_f32(v49, v52);
+    vst1q_f32(p2 + 8, v53);
     float32x4_t v54 = vdupq_n_f32(p1[2]);
     float32x4_t v55 = v54;
     float32x4_t v56 = vmulq_f32(v39, v55);
@@ -67,8 +70,5 @@ void conv2d_3x3_2x2(const float in[3][3], const float f[2][2], float out[4][4]) 
     float32x4_t v60 = __builtin_shufflevector(v59, v59, 1, 1, 2, 3);
     float32x4_t v61 = vmulq_f32(v60, v35);
     float32x4_t v62 = vaddq_f32(v58, v61);
-    vst1q_f32(p2 + 0, v17);
-    vst1q_f32(p2 + 4, v37);
-    vst1q_f32(p2 + 8, v53);
     vst1q_f32(p2 + 12, v62);
 }
