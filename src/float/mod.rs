@@ -187,20 +187,7 @@ fn compile_mode(
         .params
         .iter()
         .map(|p| {
-            // Arrays are `restrict` (the subset's contract: they do not overlap), so clang
-            // may keep a value loaded before a store into another array.
-            let dims: String = p
-                .dims
-                .iter()
-                .enumerate()
-                .map(|(k, d)| {
-                    if k == 0 {
-                        format!("[restrict {d}]")
-                    } else {
-                        format!("[{d}]")
-                    }
-                })
-                .collect();
+            let dims: String = p.dims.iter().map(|d| format!("[{d}]")).collect();
             let cst = if p.is_const { "const " } else { "" };
             format!("{cst}float {}{dims}", p.name)
         })

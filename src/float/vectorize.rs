@@ -51,7 +51,7 @@ impl Default for Limits {
             nodes: 200_000,
             rounds: 64,
             time: Duration::from_millis(400),
-            extract: Duration::from_millis(10),
+            extract: Duration::from_millis(20),
         }
     }
 }

@@ -1,7 +1,7 @@
 #include <arm_neon.h>
 #include <string.h>
 
-void conv2d_3x3_2x2(const float in[restrict 3][3], const float f[restrict 2][2], float out[restrict 4][4]) {
+void conv2d_3x3_2x2(const float in[3][3], const float f[2][2], float out[4][4]) {
     const float *p0 = (const float *)in;
     const float *p1 = (const float *)f;
     float *p2 = (float *)out;

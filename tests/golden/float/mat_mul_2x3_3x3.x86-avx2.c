@@ -1,7 +1,7 @@
 #include <immintrin.h>
 #include <string.h>
 
-void mat_mul_2x3_3x3(const float a[restrict 2][3], const float b[restrict 3][3], float c[restrict 2][3]) {
+void mat_mul_2x3_3x3(const float a[2][3], const float b[3][3], float c[2][3]) {
     const float *p0 = (const float *)a;
     const float *p1 = (const float *)b;
     float *p2 = (float *)c;
