@@ -283,7 +283,7 @@ fn every_float_table_has_every_operation() {
     let with: Vec<&str> = float::float_targets();
     assert_eq!(with, ["x86-avx2", "x86-avx512", "arm-neon"]);
     for name in with {
-        let isa = target(name).float_isa().expect("listed");
+        let isa = target(name).float_isa().expect("listed").expect("builds");
         for op in harrow::isa::float::ALL_FLOAT_OPS {
             assert!(
                 isa.instrs.iter().any(|i| i.op == op),
@@ -359,30 +359,96 @@ fn every_float_table_row_is_checked_on_the_machine() {
     }
 }
 
+/// A float description whose semantics misstate its instruction (`_mm256_add_ps` described
+/// as a subtraction) builds a table, and the check on the machine refuses it.
 #[test]
-fn a_wrong_float_table_row_is_caught() {
+fn a_wrong_float_description_is_caught_on_the_machine() {
+    use harrow::isa::float::{FloatIsa, FloatSpec};
     let t = target("x86-avx2");
-    let good = t.float_isa().expect("a table");
-    let rows: Vec<harrow::isa::float::FloatInstr> = good
-        .instrs
-        .iter()
-        .map(|r| {
-            let c = if r.op == harrow::isa::float::FloatOp::Sub {
-                "_mm256_add_ps({a}, {b})"
-            } else {
-                r.c
-            };
-            harrow::isa::float::FloatInstr::new(r.op, c, r.instruction, r.cost)
-        })
-        .collect();
-    let bad = harrow::isa::float::FloatIsa {
-        instrs: Box::leak(rows.into_boxed_slice()),
-        ..*good
+    let text = harrow::targets::x86::float::AVX2
+        .descriptions
+        .1
+        .replace("instr vsubps {P}_sub_ps(", "instr vsubps {P}_add_ps(");
+    let spec = FloatSpec {
+        descriptions: ("bad.isa", Box::leak(text.into_boxed_str())),
+        ..harrow::targets::x86::float::AVX2
     };
+    let bad = FloatIsa::build(&spec).expect("a wrong description still builds");
+    assert_eq!(
+        bad.instr(harrow::isa::float::FloatOp::Sub).c,
+        "_mm256_add_ps({a}, {b})"
+    );
     match harness::check_table_of(&bad, &*t, 50, 1) {
-        Err(HarnessError::Differs(m)) => assert!(m.contains("Sub"), "{m}"),
+        Err(HarnessError::Differs(m)) => assert!(m.contains("Sub") && m.contains("bad.isa"), "{m}"),
         other => panic!("a wrong row passed: {other:?}"),
     }
+}
+
+/// The float tables as built from the description files and the rows written in Rust:
+/// each operation's C, instruction, cost and where it is described.
+#[test]
+fn float_tables_are_golden() {
+    let mut out = String::new();
+    for name in float::float_targets() {
+        let isa = target(name).float_isa().expect("listed").expect("builds");
+        out.push_str(&format!("{name}: {} x {}\n", isa.lanes, isa.vector_type));
+        for i in &isa.instrs {
+            out.push_str(&format!(
+                "  {:?}: {} ({}, cost {}) {}\n",
+                i.op,
+                i.c,
+                i.instruction,
+                i.cost,
+                i.described_at.as_deref().unwrap_or("written in Rust")
+            ));
+        }
+    }
+    expect_test::expect_file!["golden/float/tables.txt"].assert_eq(&out);
+}
+
+/// A description file that leaves an operation out, or has an entry no operation takes,
+/// is refused at its place.
+#[test]
+fn float_descriptions_must_cover_exactly_the_operations() {
+    use harrow::isa::float::{FloatIsa, FloatSpec};
+    let base = &harrow::targets::x86::float::AVX2;
+    let build = |text: String| {
+        let spec = FloatSpec {
+            descriptions: ("t.isa", Box::leak(text.into_boxed_str())),
+            ..*base
+        };
+        FloatIsa::build(&spec)
+            .err()
+            .map(|d| d.render())
+            .unwrap_or_default()
+    };
+    let without_div = base.descriptions.1.replace(
+        "    instr vdivps {P}_div_ps(a: f32x{L}, b: f32x{L}) -> f32x{L} features {F} cost {DL} {DT} = a / b\n",
+        "",
+    );
+    assert_ne!(without_div, base.descriptions.1);
+    let m = build(without_div);
+    assert!(
+        m.contains("no description of the float operation Div at 8 lanes"),
+        "{m}"
+    );
+    let extra = format!(
+        "{}\ninstr vminps _mm256_min_ps(a: f32x8, b: f32x8) -> f32x8 features avx cost 3 0.5 = a * b\n",
+        base.descriptions.1
+    );
+    let m = build(extra);
+    assert!(
+        m.contains("`_mm256_min_ps` at 8 lanes is not a float operation") && m.contains("t.isa:"),
+        "{m}"
+    );
+    let typo = format!(
+        "{}\ninstr vminps _mm256_min_ps(a: f32x8) -> f32x8 = a\n",
+        base.descriptions.1
+    );
+    assert!(
+        build(typo).contains("t.isa:"),
+        "an entry without cost is refused at its place"
+    );
 }
 
 /// The float kernels in harrow IR: every suite kernel's written elements, as `f32`

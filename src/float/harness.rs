@@ -594,10 +594,16 @@ pub fn check_table_of(
             for (i, &want) in want.iter().enumerate() {
                 let g = got[s * per_set + r * w + i];
                 if !same_result(g, want) {
+                    let row = isa.instr(*op);
                     return Err(HarnessError::Differs(format!(
-                        "{}: {op:?} (`{}`) gives {g:e} in lane {i}, IEEE single {want:e} (a={:e}, b={:e}, c={:e}, x={x:e})",
+                        "{}: {op:?} (`{}`, {}) gives {g:e} in lane {i}, IEEE single {want:e} (a={:e}, b={:e}, c={:e}, x={x:e})",
                         target.name(),
-                        isa.instr(*op).c,
+                        row.c,
+                        row.described_at
+                            .as_deref()
+                            .map_or("written in Rust".to_string(), |at| format!(
+                                "described at {at}"
+                            )),
                         a[i],
                         b[i],
                         c[i]

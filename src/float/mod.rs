@@ -107,9 +107,13 @@ pub fn float_targets() -> Vec<&'static str> {
 
 /// The float table of `target`, or the error naming the targets that have one.
 pub fn float_isa(target: &dyn Target) -> Result<&'static FloatIsa, FloatError> {
-    target
-        .float_isa()
-        .ok_or_else(|| FloatError::Target(target.name().into(), float_targets().join(", ")))
+    match target.float_isa() {
+        Some(table) => Ok(table?),
+        None => Err(FloatError::Target(
+            target.name().into(),
+            float_targets().join(", "),
+        )),
+    }
 }
 
 /// Compiles the C kernel in `source` for `target`. With `--fast-math` the exact

@@ -283,7 +283,8 @@ mod tests {
 
     #[test]
     fn the_right_program_passes_and_a_wrong_one_is_caught() {
-        let isa = &crate::targets::x86::float::AVX2;
+        let isa =
+            crate::targets::x86::float::table(crate::targets::x86::Variant::Avx2).expect("builds");
         let (k, picks, chunks) = program(VecLang::VAdd);
         assert_eq!(check(&k, isa, &picks, &chunks), Ok(8));
         let (k, picks, chunks) = program(VecLang::VSub);

@@ -217,7 +217,11 @@ fn resolve_type(
     scope: &RuleScope,
     src: &Arc<Source>,
     span: &Range<usize>,
+    floats: bool,
 ) -> Result<Type, Diag> {
+    if floats && let Some(t) = Type::parse_float(name) {
+        return Ok(t);
+    }
     if let Some(v) = type_var_of(name) {
         let e = scope.types[v];
         if v == name {
@@ -244,13 +248,29 @@ pub struct Instantiated {
 
 /// Instantiates every entry of a description file for `target`.
 pub fn instantiate_file(src: &Arc<Source>, target: &str) -> Result<Vec<Instantiated>, Diag> {
+    instantiate_with(src, target, false)
+}
+
+/// Instantiates every entry of a float description file (`src/targets/<family>/float.isa`,
+/// read by the float vectorizer only): operand and result types may be `f32` (`f32x8`),
+/// the semantics may use float arithmetic, and no selection rule is derived (the integer
+/// selector never meets a float).
+pub fn instantiate_float_file(src: &Arc<Source>, target: &str) -> Result<Vec<Instantiated>, Diag> {
+    instantiate_with(src, target, true)
+}
+
+fn instantiate_with(
+    src: &Arc<Source>,
+    target: &str,
+    floats: bool,
+) -> Result<Vec<Instantiated>, Diag> {
     use rayon::prelude::*;
     let decls = parse_file(src)?;
     // Entries instantiate independently (on every core: this is most of a target's load
     // time); the results and the first error are taken in file order.
     let each: Vec<Result<Vec<Instantiated>, Diag>> = decls
         .par_iter()
-        .map(|d| instantiate_decl(d, src, target))
+        .map(|d| instantiate_decl(d, src, target, floats))
         .collect();
     let mut out = Vec::new();
     for r in each {
@@ -264,6 +284,7 @@ fn instantiate_decl(
     d: &InstrDecl,
     src: &Arc<Source>,
     target: &str,
+    floats: bool,
 ) -> Result<Vec<Instantiated>, Diag> {
     let mut out = Vec::new();
     let rd = as_rule_decl(d, src);
@@ -310,7 +331,7 @@ fn instantiate_decl(
         for (n, k, s) in &d.params {
             match k {
                 ParamKind::Reg(t) => {
-                    let ty = resolve_type(t, &scope, src, s).map_err(with)?;
+                    let ty = resolve_type(t, &scope, src, s, floats).map_err(with)?;
                     decls.vars.insert(n.clone(), ty);
                     params.push(ty);
                     imm.push(false);
@@ -323,9 +344,10 @@ fn instantiate_decl(
                 }
             }
         }
-        let result = resolve_type(&d.result.0, &scope, src, &d.result.1).map_err(with)?;
+        let result = resolve_type(&d.result.0, &scope, src, &d.result.1, floats).map_err(with)?;
         let opts = ElabOptions {
             rule: Some(scope.clone()),
+            allow_float: floats,
             ..Default::default()
         };
         let mut el = Elaborator::new(src, &decls, opts);
@@ -409,7 +431,11 @@ fn instantiate_decl(
             location: format!("{}:{line}", src.name),
             key,
         });
-        let rule = derived_rule(&instr, d, src, &scope);
+        let rule = if floats {
+            None
+        } else {
+            derived_rule(&instr, d, src, &scope)
+        };
         out.push(Instantiated {
             instr,
             rule,

@@ -1,7 +1,10 @@
 //! Float vector instructions as data: what the float vectorizer (`crate::float`) may emit
-//! for a target and what each costs. A target that vectorizes float kernels gives one
-//! [`FloatIsa`] table (`Target::float_isa`); the vectorizer, its cost model and its C
-//! emitter read only the table, never a target's name.
+//! for a target and what each costs. A target that vectorizes float kernels gives a
+//! [`FloatSpec`]: a description file in the instruction description language
+//! (`src/targets/<family>/float.isa`, read by the float vectorizer only) for the arithmetic,
+//! and rows written in Rust for what a description cannot say. [`FloatIsa::build`] makes
+//! the table (`Target::float_isa`); the vectorizer, its cost model and its C emitter read
+//! only the table, never a target's name.
 //!
 //! Each operation's meaning is an IR expression over `f32` ([`FloatOp::semantics`]), as an
 //! integer instruction's is its description's semantics.
@@ -12,7 +15,9 @@
 //! to the target's permutes (`vpermps`, `vblendps`, `vext`, `vzip`, `vdup_lane`...) is
 //! clang's; their costs are the table's estimates.
 
-use crate::ir::{Expr, Op, mk};
+use crate::diag::{Diag, Source};
+use crate::ir::instr::param_name;
+use crate::ir::{Expr, Op, Sym, mk};
 use crate::types::{Elem, Type};
 
 /// A float vector operation the vectorizer emits.
@@ -65,29 +70,84 @@ impl FloatOp {
     }
 }
 
-/// One row of a target's float table.
+/// How the vectorizer turns a described instruction's cycles into its cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatCostMeasure {
+    /// The reciprocal throughput rounded up (at least one): for targets measured by time.
+    Throughput,
+    /// One per instruction: for targets whose benchmarks count executed instructions.
+    Count,
+}
+
+/// A row written in Rust, for what a description cannot say: memory (a load, a store), a
+/// register made from scalars, and operations a target has no one instruction for (x86
+/// float negation is an `xor` with the sign bit).
 #[derive(Debug)]
-pub struct FloatInstr {
+pub struct FloatTemplate {
     /// The operation.
     pub op: FloatOp,
     /// Its C template.
     pub c: &'static str,
-    /// The instruction clang emits for it (for reports and tests of the assembly).
+    /// The instruction clang emits for it.
     pub instruction: &'static str,
-    /// Its cost in the vectorizer's model (about reciprocal throughput in cycles).
+    /// Its cost in the vectorizer's model.
     pub cost: u32,
 }
 
-impl FloatInstr {
-    /// A table row (`const`, so tables are statics).
+impl FloatTemplate {
+    /// A row (`const`, so specs are statics).
     pub const fn new(op: FloatOp, c: &'static str, instruction: &'static str, cost: u32) -> Self {
-        FloatInstr {
+        FloatTemplate {
             op,
             c,
             instruction,
             cost,
         }
     }
+}
+
+/// What a target says of its float vector instructions: the register, the description
+/// file whose entries give the arithmetic, the rows written in Rust, and the costs of what
+/// is not an instruction of the table (shuffles, scalars).
+#[derive(Debug)]
+pub struct FloatSpec {
+    /// The target family, as its integer descriptions name it (`x86`, `arm`).
+    pub family: &'static str,
+    /// Lanes of `float` in one register.
+    pub lanes: usize,
+    /// The C type of a register.
+    pub vector_type: &'static str,
+    /// The C header lines its code needs.
+    pub header: &'static str,
+    /// The description file (`src/targets/<family>/float.isa`): path and text.
+    pub descriptions: (&'static str, &'static str),
+    /// The rows written in Rust; every other operation comes from a description.
+    pub templates: &'static [FloatTemplate],
+    /// How a described instruction is priced.
+    pub measure: FloatCostMeasure,
+    /// Cost of a shuffle of one register (`vpermps`, `tbl`).
+    pub permute_cost: u32,
+    /// Cost of a lane-preserving blend of two registers.
+    pub blend_cost: u32,
+    /// Cost of one scalar float operation.
+    pub scalar_cost: u32,
+    /// Cost of moving one scalar into a lane.
+    pub insert_cost: u32,
+}
+
+/// One row of a target's float table.
+#[derive(Debug)]
+pub struct FloatInstr {
+    /// The operation.
+    pub op: FloatOp,
+    /// Its C template.
+    pub c: String,
+    /// The instruction clang emits for it (for reports and tests of the assembly).
+    pub instruction: String,
+    /// Its cost in the vectorizer's model (about reciprocal throughput in cycles).
+    pub cost: u32,
+    /// Where the row's description is (`file:line`), or `None` for a row written in Rust.
+    pub described_at: Option<String>,
 }
 
 /// A target's float vector instructions.
@@ -99,8 +159,8 @@ pub struct FloatIsa {
     pub vector_type: &'static str,
     /// The C header lines its code needs.
     pub header: &'static str,
-    /// The instructions, one row per operation.
-    pub instrs: &'static [FloatInstr],
+    /// The instructions, one row per operation, in [`ALL_FLOAT_OPS`] order.
+    pub instrs: Vec<FloatInstr>,
     /// Cost of a shuffle of one register (`vpermps`, `tbl`).
     pub permute_cost: u32,
     /// Cost of a lane-preserving blend of two registers.
@@ -112,7 +172,100 @@ pub struct FloatIsa {
 }
 
 impl FloatIsa {
-    /// The table row of `op` (every table has every operation: checked by the tests).
+    /// The table of `spec`: its Rust rows, and for every other operation the first entry of
+    /// its description file, at the register's lane count, whose semantics are the
+    /// operation's meaning with the operands bound by name. An operation with no row, and an
+    /// entry at the register's lane count that no operation takes, are errors at their place.
+    pub fn build(spec: &FloatSpec) -> Result<FloatIsa, Diag> {
+        let (path, text) = spec.descriptions;
+        let src = Source::new(path, text);
+        let entries: Vec<_> = crate::isa::desc::instantiate_float_file(&src, spec.family)?
+            .into_iter()
+            .filter(|e| e.instr.result == Type::vec(Elem::F32, spec.lanes as u32))
+            .collect();
+        let mut used = vec![false; entries.len()];
+        let mut instrs = Vec::new();
+        for op in ALL_FLOAT_OPS {
+            if let Some(t) = spec.templates.iter().find(|t| t.op == op) {
+                instrs.push(FloatInstr {
+                    op,
+                    c: t.c.to_string(),
+                    instruction: t.instruction.to_string(),
+                    cost: t.cost,
+                    described_at: None,
+                });
+                continue;
+            }
+            let want = op.semantics(spec.lanes as u32);
+            let found = entries.iter().enumerate().find_map(|(k, e)| {
+                let i = &e.instr;
+                if i.imm.iter().any(|&m| m) {
+                    return None;
+                }
+                let mut names = Vec::new();
+                (bind(&want, &i.semantics, &mut names) && names.len() == i.params.len())
+                    .then_some((k, names))
+            });
+            let Some((k, names)) = found else {
+                return Err(Diag::new(
+                    &src,
+                    0..0,
+                    format!(
+                        "no description of the float operation {op:?} at {} lanes, and no row for it in Rust",
+                        spec.lanes
+                    ),
+                )
+                .note(format!("its meaning: {want}")));
+            };
+            used[k] = true;
+            let i = &entries[k].instr;
+            // Operand `#j` is the operation's operand bound to it.
+            let args: Vec<String> = (0..i.params.len())
+                .map(|j| {
+                    let p = param_name(j);
+                    let (name, _) = names
+                        .iter()
+                        .find(|(_, g)| &**g == p.as_str())
+                        .expect("bound");
+                    format!("{{{name}}}")
+                })
+                .collect();
+            instrs.push(FloatInstr {
+                op,
+                c: format!("{}({})", i.intrinsic, args.join(", ")),
+                instruction: i.mnemonic.clone(),
+                cost: match spec.measure {
+                    FloatCostMeasure::Throughput => (i.cost.throughput.ceil() as u32).max(1),
+                    FloatCostMeasure::Count => 1,
+                },
+                described_at: Some(i.location.clone()),
+            });
+        }
+        if let Some(k) = used.iter().position(|u| !u) {
+            let i = &entries[k].instr;
+            return Err(Diag::new(
+                &src,
+                entries[k].span.clone(),
+                format!(
+                    "`{}` at {} lanes is not a float operation the vectorizer uses (or another entry before it already gives that operation)",
+                    i.intrinsic, spec.lanes
+                ),
+            )
+            .note(format!("its semantics: {}", i.semantics)));
+        }
+        Ok(FloatIsa {
+            lanes: spec.lanes,
+            vector_type: spec.vector_type,
+            header: spec.header,
+            instrs,
+            permute_cost: spec.permute_cost,
+            blend_cost: spec.blend_cost,
+            scalar_cost: spec.scalar_cost,
+            insert_cost: spec.insert_cost,
+        })
+    }
+
+    /// The table row of `op` (every table has every operation: [`FloatIsa::build`] checks).
     pub fn instr(&self, op: FloatOp) -> &FloatInstr {
         self.instrs
             .iter()
@@ -122,7 +275,7 @@ impl FloatIsa {
 
     /// The C of `op` with its template's holes filled.
     pub fn c(&self, op: FloatOp, args: &[(&str, &str)]) -> String {
-        let mut s = self.instr(op).c.to_string();
+        let mut s = self.instr(op).c.clone();
         for (k, v) in args {
             s = s.replace(&format!("{{{k}}}"), v);
         }
@@ -133,6 +286,32 @@ impl FloatIsa {
     pub fn cost(&self, op: FloatOp) -> u32 {
         self.instr(op).cost
     }
+}
+
+/// Whether `got` (an instruction's semantics over `#0`, `#1`, ...) is `want` (an operation's
+/// meaning over `a`, `b`, `c`, `x`) with each of `want`'s variables bound to one operand,
+/// the same throughout; the bindings are added to `names` as (operation's, instruction's).
+fn bind(want: &Expr, got: &Expr, names: &mut Vec<(Sym, Sym)>) -> bool {
+    if want.ty() != got.ty() {
+        return false;
+    }
+    if let (Op::Var(w), Op::Var(g)) = (want.op(), got.op()) {
+        return match names.iter().find(|(n, _)| n == w) {
+            Some((_, bound)) => bound == g,
+            None if names.iter().any(|(_, b)| b == g) => false,
+            None => {
+                names.push((w.clone(), g.clone()));
+                true
+            }
+        };
+    }
+    want.op() == got.op()
+        && want.args().len() == got.args().len()
+        && want
+            .args()
+            .iter()
+            .zip(got.args())
+            .all(|(w, g)| bind(w, g, names))
 }
 
 /// Every operation a table must have.

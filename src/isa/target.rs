@@ -314,8 +314,9 @@ pub trait Target: Send + Sync {
     fn mca_model(&self) -> Option<(&'static str, &'static str)> {
         None
     }
-    /// The target's float vector instructions, when the float vectorizer supports it.
-    fn float_isa(&self) -> Option<&'static crate::isa::float::FloatIsa> {
+    /// The target's float vector instructions, when the float vectorizer supports it (built
+    /// from its description file on first use; an error there is at its place).
+    fn float_isa(&self) -> Option<Result<&'static crate::isa::float::FloatIsa, crate::diag::Diag>> {
         None
     }
 }

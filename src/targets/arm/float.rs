@@ -1,29 +1,37 @@
 //! The float vector instructions of AArch64 Neon for the float vectorizer
-//! (`crate::float`): four lanes of `float32x4_t`. Costs are in instructions, the measure
-//! the Arm benchmarks count under qemu.
+//! (`crate::float`): four lanes of `float32x4_t`. The arithmetic is described in
+//! `float.isa`; the rows here are what a description cannot say. Costs are in
+//! instructions, the measure the Arm benchmarks count under qemu.
 
-use crate::isa::float::{FloatInstr, FloatIsa, FloatOp};
+use std::sync::OnceLock;
+
+use crate::diag::Diag;
+use crate::isa::float::{FloatCostMeasure, FloatIsa, FloatOp, FloatSpec, FloatTemplate};
 
 /// Neon: `float32x4_t`, four floats.
-pub static NEON: FloatIsa = FloatIsa {
+pub static NEON: FloatSpec = FloatSpec {
+    family: "arm",
     lanes: 4,
     vector_type: "float32x4_t",
     header: "#include <arm_neon.h>\n",
-    instrs: &[
-        FloatInstr::new(FloatOp::Load, "vld1q_f32({p})", "ldr", 1),
-        FloatInstr::new(FloatOp::Store, "vst1q_f32({p}, {a})", "str", 1),
-        FloatInstr::new(FloatOp::Splat, "vdupq_n_f32({x})", "dup", 1),
-        FloatInstr::new(FloatOp::FromLanes, "((float32x4_t){{lanes}})", "mov", 1),
-        FloatInstr::new(FloatOp::Add, "vaddq_f32({a}, {b})", "fadd", 1),
-        FloatInstr::new(FloatOp::Sub, "vsubq_f32({a}, {b})", "fsub", 1),
-        FloatInstr::new(FloatOp::Mul, "vmulq_f32({a}, {b})", "fmul", 1),
-        FloatInstr::new(FloatOp::Div, "vdivq_f32({a}, {b})", "fdiv", 1),
-        FloatInstr::new(FloatOp::Sqrt, "vsqrtq_f32({a})", "fsqrt", 1),
-        FloatInstr::new(FloatOp::Fma, "vfmaq_f32({c}, {a}, {b})", "fmla", 1),
-        FloatInstr::new(FloatOp::Neg, "vnegq_f32({a})", "fneg", 1),
+    descriptions: ("src/targets/arm/float.isa", include_str!("float.isa")),
+    templates: &[
+        FloatTemplate::new(FloatOp::Load, "vld1q_f32({p})", "ldr", 1),
+        FloatTemplate::new(FloatOp::Store, "vst1q_f32({p}, {a})", "str", 1),
+        FloatTemplate::new(FloatOp::FromLanes, "((float32x4_t){{lanes}})", "mov", 1),
     ],
+    measure: FloatCostMeasure::Count,
     permute_cost: 1,
     blend_cost: 1,
     scalar_cost: 1,
     insert_cost: 1,
 };
+
+/// The Neon table, built once.
+pub fn table() -> Result<&'static FloatIsa, Diag> {
+    static TABLE: OnceLock<Result<FloatIsa, Diag>> = OnceLock::new();
+    TABLE
+        .get_or_init(|| FloatIsa::build(&NEON))
+        .as_ref()
+        .map_err(Clone::clone)
+}

@@ -127,8 +127,8 @@ impl crate::isa::target::Target for Neon {
         &SPEC
     }
 
-    fn float_isa(&self) -> Option<&'static crate::isa::float::FloatIsa> {
-        Some(&float::NEON)
+    fn float_isa(&self) -> Option<Result<&'static crate::isa::float::FloatIsa, crate::diag::Diag>> {
+        Some(float::table())
     }
 
     fn c_header(&self) -> String {

@@ -213,11 +213,8 @@ impl crate::isa::target::Target for Variant {
         true
     }
 
-    fn float_isa(&self) -> Option<&'static crate::isa::float::FloatIsa> {
-        Some(match self {
-            Variant::Avx2 => &float::AVX2,
-            Variant::Avx512 => &float::AVX512,
-        })
+    fn float_isa(&self) -> Option<Result<&'static crate::isa::float::FloatIsa, crate::diag::Diag>> {
+        Some(float::table(*self))
     }
 
     fn derives_neighbour_loads(&self) -> bool {
