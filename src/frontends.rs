@@ -200,7 +200,7 @@ fn run(fe: FrontEnd, src: &Arc<Source>) -> Result<(), Diag> {
                     nodes: 20_000,
                     rounds: 16,
                     time: std::time::Duration::from_millis(50),
-                    extract: std::time::Duration::from_millis(5),
+                    switches_per_class: 1,
                 },
                 ..Default::default()
             };

@@ -151,22 +151,33 @@ pub struct TargetCost<'a> {
     /// The cost of each leaf register met, by its lanes: extraction prices a `vec` once
     /// per pass over the e-graph, and planning its loads and shuffles is most of that.
     leaf_costs: IdMap<Box<[Id]>, u64>,
+    /// The leaf of every class that has one: asked for each lane of every `vec` priced, and
+    /// a class of a `--fast-math` e-graph holds tens of reassociated nodes to look through.
+    leaf_classes: IdMap<Id, Leaf>,
 }
 
 impl<'a> TargetCost<'a> {
     /// The cost model of `egraph` for the target `isa`, the parameters having `sizes`.
     pub fn new(egraph: &'a VGraph, isa: &'static FloatIsa, sizes: &'a [usize]) -> Self {
+        let leaf_classes = egraph
+            .classes()
+            .filter_map(|c| Some((c.id, leaf_of(egraph, c.id)?)))
+            .collect();
         TargetCost {
             egraph,
             isa,
             sizes,
             leaf_costs: IdMap::default(),
+            leaf_classes,
         }
     }
 
     /// The leaves of a `vec`'s lanes, when every lane is a leaf.
     pub fn leaf_lanes(&self, lanes: &[Id]) -> Option<Vec<Leaf>> {
-        lanes.iter().map(|&l| leaf_of(self.egraph, l)).collect()
+        lanes
+            .iter()
+            .map(|&l| self.leaf_classes.get(&self.egraph.find(l)).copied())
+            .collect()
     }
 }
 

@@ -129,7 +129,6 @@ pub fn compile(
     let mut limits = opts.limits;
     if opts.fast_math {
         limits.time /= 2;
-        limits.extract /= 2;
     }
     let exact_opts = Options {
         fast_math: false,
@@ -205,7 +204,7 @@ fn compile_mode(
     let scalar_cost = {
         let roots: Vec<egg::Id> = chunks.iter().map(|c| eg.find(c.root)).collect();
         let mut model = TargetCost::new(&eg, isa, &sizes);
-        extract::extract(&eg, &mut model, &roots, opts.limits.extract).1
+        extract::extract(&eg, &mut model, &roots, opts.limits.switches_per_class).1
     };
     let t_sat0 = start.elapsed();
     let mut stats = vectorize::saturate_vectors(&mut eg, &opts.limits);
@@ -220,7 +219,7 @@ fn compile_mode(
         .collect();
     let roots: Vec<egg::Id> = chunks.iter().map(|c| c.root).collect();
     let mut model = TargetCost::new(&eg, isa, &sizes);
-    let (picks, cost) = extract::extract(&eg, &mut model, &roots, opts.limits.extract);
+    let (picks, cost) = extract::extract(&eg, &mut model, &roots, opts.limits.switches_per_class);
     let t_ext = start.elapsed();
     if !opts.fast_math {
         // Exact mode: the extracted program is checked symbolically before it is written.

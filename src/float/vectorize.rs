@@ -40,9 +40,10 @@ pub struct Limits {
     pub rounds: usize,
     /// Wall time of saturation.
     pub time: Duration,
-    /// Wall time of the local search after extraction (`extract.rs`); on the suite it
-    /// gains under 1% of the cost, so it is kept short.
-    pub extract: Duration,
+    /// Switches the local search after extraction (`extract.rs`) tries per e-class, from
+    /// each start: a budget of work, not of time, so that the program extracted does not
+    /// depend on the machine's speed.
+    pub switches_per_class: usize,
 }
 
 impl Default for Limits {
@@ -51,7 +52,7 @@ impl Default for Limits {
             nodes: 200_000,
             rounds: 64,
             time: Duration::from_millis(400),
-            extract: Duration::from_millis(20),
+            switches_per_class: 2,
         }
     }
 }
