@@ -292,7 +292,13 @@ pub fn cmd_bench_float(
                 m.eigen = None;
             }
             measured.push(m);
-            compile_ms.push(k.compile_time.as_secs_f64() * 1e3);
+            // Compile time is the best of three compiles: one run on a shared two-core
+            // machine varies by tens of milliseconds with the scheduler alone.
+            let mut best = k.compile_time;
+            for _ in 0..2 {
+                best = best.min(compile(&common)?.0.compile_time);
+            }
+            compile_ms.push(best.as_secs_f64() * 1e3);
             as_written.push(k.as_written);
         }
         for n in &notes {
@@ -377,7 +383,7 @@ fn table(target: &str, rows: &[FloatBenchRow]) -> String {
         "geomean speedup: exact {:.2}x over clang -O3; fast-math {:.2}x over clang -O3 -ffast-math, {:.2}x over the best of it and Eigen\n\
          slowest against clang -O3: {:.2}x\n\
          `=`: no vector program was cheaper by the margin, so harrow's output is the C as written and the ratio is \
-         the same code measured twice; compile: exact mode, fm: --fast-math (both searches)\n",
+         the same code measured twice; compile (best of three): exact mode, fm: --fast-math (both searches)\n",
         geomean(rows.iter().map(|r| r.exact.scalar / r.exact.harrow)),
         geomean(rows.iter().map(|r| r.fast_math.fast / r.fast_math.harrow)),
         geomean(rows.iter().map(|r| best(r) / r.fast_math.harrow)),
