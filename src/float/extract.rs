@@ -227,10 +227,22 @@ impl Program {
 /// with a child that got cheaper since they were last priced (a class whose children did
 /// not change would price the same), so the choice is egg's at a fraction of the work.
 fn tree_choice(eg: &VGraph, model: &mut TargetCost) -> IdMap<Id, VecLang> {
+    // Canonical ids index dense tables: the pricing below looks up every child of every
+    // node priced, tens of thousands of times on a `--fast-math` e-graph.
     let order: Vec<Id> = eg.classes().map(|c| c.id).collect();
-    let position: IdMap<Id, usize> = order.iter().enumerate().map(|(i, &id)| (id, i)).collect();
+    let size = order
+        .iter()
+        .map(|&id| usize::from(id) + 1)
+        .max()
+        .unwrap_or(0);
+    let mut position = vec![usize::MAX; size];
+    for (i, &id) in order.iter().enumerate() {
+        position[usize::from(id)] = i;
+    }
     let mut dirty = vec![true; order.len()];
-    let mut best: IdMap<Id, (u64, VecLang)> = IdMap::default();
+    // The least cost found for each class and the index of its node.
+    let mut best: Vec<Option<(u64, usize)>> = vec![None; size];
+    let priced = |best: &[Option<(u64, usize)>], c: Id| best[usize::from(eg.find(c))];
     let mut changed = true;
     while changed {
         changed = false;
@@ -239,28 +251,32 @@ fn tree_choice(eg: &VGraph, model: &mut TargetCost) -> IdMap<Id, VecLang> {
                 continue;
             }
             let class = &eg[id];
-            let mut cheapest: Option<(u64, &VecLang)> = None;
-            for n in &class.nodes {
-                if !n.all(|c| best.contains_key(&eg.find(c))) {
+            let mut cheapest: Option<(u64, usize)> = None;
+            for (k, n) in class.nodes.iter().enumerate() {
+                if !n.all(|c| priced(&best, c).is_some()) {
                     continue;
                 }
-                let c = model.cost(n, |c| best[&eg.find(c)].0);
+                let c = model.cost(n, |c| priced(&best, c).expect("priced above").0);
                 if cheapest.is_none_or(|(b, _)| c < b) {
-                    cheapest = Some((c, n));
+                    cheapest = Some((c, k));
                 }
             }
-            let Some((c, node)) = cheapest else { continue };
-            if best.get(&id).is_some_and(|&(old, _)| old <= c) {
+            let Some((c, k)) = cheapest else { continue };
+            let slot = &mut best[usize::from(id)];
+            if slot.is_some_and(|(old, _)| old <= c) {
                 continue;
             }
-            best.insert(id, (c, node.clone()));
+            *slot = Some((c, k));
             changed = true;
             for p in class.parents() {
-                dirty[position[&eg.find(p)]] = true;
+                dirty[position[usize::from(eg.find(p))]] = true;
             }
         }
     }
-    best.into_iter().map(|(id, (_, n))| (id, n)).collect()
+    order
+        .iter()
+        .filter_map(|&id| best[usize::from(id)].map(|(_, k)| (id, eg[id].nodes[k].clone())))
+        .collect()
 }
 
 /// Whether a register node's lanes are read by its leaf plan rather than computed.

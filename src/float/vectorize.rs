@@ -19,7 +19,6 @@
 //! commutativity, reassociation of sums and products, and the fusion of `a * b + c` into
 //! one rounding, the reassociation Diospyros relies on.
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use egg::{EGraph, Id, Rewrite, Runner, rewrite};
@@ -191,7 +190,8 @@ fn lane(eg: &VGraph, id: Id) -> Lane {
 pub fn saturate_vectors(eg: &mut VGraph, limits: &Limits) -> SearchStats {
     let start = Instant::now();
     let any = eg.add(VecLang::Leaf(Leaf::Any));
-    let mut done: IdSet<VecLang> = IdSet::default();
+    // The lanes of every `vec` already rewritten (looked up by slice, without a copy).
+    let mut done: IdSet<Box<[Id]>> = IdSet::default();
     let mut stats = SearchStats::default();
     loop {
         let vecs: Vec<(Id, Box<[Id]>)> = eg
@@ -202,7 +202,7 @@ pub fn saturate_vectors(eg: &mut VGraph, limits: &Limits) -> SearchStats {
                     _ => None,
                 })
             })
-            .filter(|(_, l)| !done.contains(&VecLang::Vec(l.clone())))
+            .filter(|(_, l)| !done.contains(&**l))
             .collect();
         if vecs.is_empty() {
             break;
@@ -216,7 +216,7 @@ pub fn saturate_vectors(eg: &mut VGraph, limits: &Limits) -> SearchStats {
         }
         stats.rounds += 1;
         for (class, lanes) in vecs {
-            done.insert(VecLang::Vec(lanes.clone()));
+            done.insert(lanes.clone());
             let ls: Vec<Lane> = lanes.iter().map(|&l| lane(eg, l)).collect();
             let mut new = lift(eg, &lanes, &ls, any);
             new.extend(split(eg, &lanes, &ls, any));
@@ -240,9 +240,12 @@ fn lift(eg: &mut VGraph, ids: &[Id], lanes: &[Lane], any: Id) -> Vec<Id> {
     let mut count = [0usize; 7];
     for l in lanes {
         if let Lane::Ops(ops) = l {
-            let kinds: HashSet<Kind> = ops.iter().map(|(k, _)| *k).collect();
-            for k in kinds {
-                count[k as usize] += 1;
+            // Each kind once per lane.
+            let mut seen = [false; 7];
+            for (k, _) in ops {
+                if !std::mem::replace(&mut seen[*k as usize], true) {
+                    count[*k as usize] += 1;
+                }
             }
         }
     }
