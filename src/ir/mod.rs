@@ -72,8 +72,47 @@ pub struct TypeError(pub String);
 const SHARDS: usize = 16;
 
 struct Shard {
-    table: crate::util::idhash::IdMap<u64, Vec<Weak<Node>>>,
+    table: crate::util::idhash::IdMap<u64, Bucket>,
     inserts_since_sweep: usize,
+}
+
+/// The nodes of one structural hash. Almost every hash has one node, kept inline: a
+/// vector per entry was an allocation (and a free) for every node interned.
+enum Bucket {
+    One(Weak<Node>),
+    Many(Vec<Weak<Node>>),
+}
+
+impl Bucket {
+    fn nodes(&self) -> &[Weak<Node>] {
+        match self {
+            Bucket::One(w) => std::slice::from_ref(w),
+            Bucket::Many(v) => v,
+        }
+    }
+
+    /// Adds `node`, in the place of a dead node where there is one.
+    fn push(&mut self, node: Weak<Node>) {
+        match self {
+            Bucket::One(w) if w.strong_count() == 0 => *w = node,
+            Bucket::One(w) => *self = Bucket::Many(vec![w.clone(), node]),
+            Bucket::Many(v) => match v.iter_mut().find(|w| w.strong_count() == 0) {
+                Some(dead) => *dead = node,
+                None => v.push(node),
+            },
+        }
+    }
+
+    /// Drops dead nodes; false when none is left.
+    fn retain_live(&mut self) -> bool {
+        match self {
+            Bucket::One(w) => w.strong_count() > 0,
+            Bucket::Many(v) => {
+                v.retain(|w| w.strong_count() > 0);
+                !v.is_empty()
+            }
+        }
+    }
 }
 
 static INTERNER: LazyLock<Vec<Mutex<Shard>>> = LazyLock::new(|| {
@@ -156,7 +195,7 @@ impl Expr {
         let shard = &INTERNER[(hash as usize) % SHARDS];
         let mut shard = shard.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(bucket) = shard.table.get(&hash) {
-            for w in bucket {
+            for w in bucket.nodes() {
                 if let Some(n) = w.upgrade()
                     && n.op == op
                     && n.ty == ty
@@ -173,19 +212,19 @@ impl Expr {
             args: args.into_boxed_slice(),
             hash,
         });
-        shard
-            .table
-            .entry(hash)
-            .or_default()
-            .push(Arc::downgrade(&node));
+        match shard.table.entry(hash) {
+            std::collections::hash_map::Entry::Occupied(mut o) => {
+                o.get_mut().push(Arc::downgrade(&node))
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(Bucket::One(Arc::downgrade(&node)));
+            }
+        }
         shard.inserts_since_sweep += 1;
         // Dead entries are swept once the table has grown by as much as it held live, which
         // keeps the amortised cost constant per insertion.
         if shard.inserts_since_sweep > 4096 && shard.inserts_since_sweep > shard.table.len() {
-            shard.table.retain(|_, v| {
-                v.retain(|w| w.strong_count() > 0);
-                !v.is_empty()
-            });
+            shard.table.retain(|_, b| b.retain_live());
             shard.inserts_since_sweep = 0;
         }
         drop(shard);
@@ -358,6 +397,29 @@ pub fn mk_typed(op: Op, ty: Type, args: Vec<Expr>) -> Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bucket_keeps_every_live_node_of_its_hash_and_reuses_dead_places() {
+        let t = Type::vec(Elem::U8, 16);
+        // Names no other test uses: another test's live `a` would keep this one alive.
+        let a = Expr::var("bucket_test_a", t);
+        let b = Expr::var("bucket_test_b", t);
+        let dead = Arc::downgrade(&Expr::var("gone_from_every_table", t).0);
+        let mut bucket = Bucket::One(dead.clone());
+        bucket.push(Arc::downgrade(&a.0));
+        assert!(
+            matches!(bucket, Bucket::One(_)),
+            "a dead node's place is reused"
+        );
+        bucket.push(Arc::downgrade(&b.0));
+        bucket.push(dead);
+        let live = |bk: &Bucket| bk.nodes().iter().filter_map(Weak::upgrade).count();
+        assert_eq!((bucket.nodes().len(), live(&bucket)), (3, 2));
+        assert!(bucket.retain_live());
+        assert_eq!(bucket.nodes().len(), 2);
+        drop((a, b));
+        assert!(!bucket.retain_live(), "a bucket of dead nodes is dropped");
+    }
 
     #[test]
     fn hash_consing_shares_structure() {
