@@ -16,21 +16,26 @@ pub fn post_order(root: &Expr) -> Vec<Expr> {
 /// which each node comes after its operands.
 pub fn post_order_unknown(root: &Expr, known: impl Fn(&Expr) -> bool) -> Vec<Expr> {
     let mut out = Vec::new();
+    // Memos ask about nodes they mostly know already: nothing to allocate for those.
+    if known(root) {
+        return out;
+    }
     let mut seen = crate::util::idhash::IdSet::default();
-    // Explicit stack: expressions from the corpus nest deeply enough to matter.
-    let mut stack: Vec<(Expr, bool)> = vec![(root.clone(), false)];
+    // Explicit stack: expressions from the corpus nest deeply enough to matter. It borrows
+    // the nodes (every one is reachable from `root`), so walking costs no reference counts.
+    let mut stack: Vec<(&Expr, bool)> = vec![(root, false)];
     while let Some((e, expanded)) = stack.pop() {
         if expanded {
-            out.push(e);
+            out.push(e.clone());
             continue;
         }
-        if known(&e) || !seen.insert(e.id()) {
+        if known(e) || !seen.insert(e.id()) {
             continue;
         }
-        stack.push((e.clone(), true));
+        stack.push((e, true));
         for a in e.args().iter().rev() {
             if !seen.contains(&a.id()) {
-                stack.push((a.clone(), false));
+                stack.push((a, false));
             }
         }
     }

@@ -432,6 +432,9 @@ mod tests {
             "absd((uint8)in_u8(x), (uint8)in_u8(x + 1)) + min((uint8)in_u8(x), (uint8)in_u8(x + 1))",
             "rounding_shift_right(int32((int16)in_i16(x)) * (int32)7 + int32((int16)in_i16(x + 1)), (int32)3)",
             "select((uint8)in_u8(x) > (uint8)9, (uint8)in_u8(x) - (uint8)9, (uint8)in_u8(x + 2) + (uint8)1)",
+            // A chain of terms reading one constant, then a term shared with the chain.
+            "(((uint16)in_u16(x) * (uint16)3 + (uint16)in_u16(x + 1) * (uint16)3) + (uint16)in_u16(x + 2) * (uint16)3) + (uint16)in_u16(x + 3) * (uint16)5",
+            "((uint16)in_u16(x) * (uint16)3 + (uint16)in_u16(x + 1) * (uint16)7) + ((uint16)in_u16(x + 2) * (uint16)7 + (uint16)in_u16(x) * (uint16)3)",
         ];
         // One memo over all of them, as in a selection: nodes shared between expressions
         // are priced once and reused.
