@@ -261,6 +261,15 @@ impl Expr {
         Arc::as_ptr(&self.0) as usize
     }
 
+    /// Whether this node is a constant, given which of its operands are (`constant`, a
+    /// memo's answer for nodes below): it reads no input (a variable, a load, a `let`'s
+    /// binding) and every operand is constant. The one definition that selection's costs,
+    /// the splat folder and the hoisting estimate share.
+    pub fn is_constant_over(&self, constant: impl Fn(&Expr) -> bool) -> bool {
+        !matches!(self.op(), Op::Var(_) | Op::Load(..) | Op::Let(_))
+            && self.args().iter().all(constant)
+    }
+
     /// Rebuilds this node with new operands (same operator and, where needed, type).
     pub fn with_args(&self, args: Vec<Expr>) -> Result<Expr, TypeError> {
         if args.len() == self.args().len() && args.iter().zip(self.args()).all(|(a, b)| a == b) {

@@ -144,10 +144,7 @@ fn loop_invariance(chunk: &Expr, in_body: bool, register_bits: u32, registers: u
     let mut constant: IdMap<usize, bool> = IdMap::default();
     let mut hoisted = 0.0;
     for n in &nodes {
-        let is_constant = match n.op() {
-            Op::Var(_) | Op::Load(..) => false,
-            _ => n.args().iter().all(|a| constant[&a.id()]),
-        };
+        let is_constant = n.is_constant_over(|a| constant[&a.id()]);
         constant.insert(n.id(), is_constant);
         if !variant[&n.id()] && !is_constant {
             hoisted += crate::lower::select::generic_cost(n, register_bits);

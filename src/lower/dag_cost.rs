@@ -250,10 +250,7 @@ impl DagCosts {
 
     /// The cost of `n` (the `index`-th node priced), whose operands are priced, and its list.
     fn node_cost(&mut self, n: &Expr, index: u32) -> (NodeCost, PaidList) {
-        let constant = match n.op() {
-            Op::Var(_) | Op::Load(..) => false,
-            _ => n.args().iter().all(|a| self.nodes[&a.id()].constant),
-        };
+        let constant = n.is_constant_over(|a| self.nodes[&a.id()].constant);
         let info = NodeCost {
             _expr: n.clone(),
             constant,
@@ -407,10 +404,7 @@ mod tests {
         let mut materialized: IdSet<usize> = IdSet::default();
         let mut total = 0.0;
         for n in crate::ir::visit::post_order(e) {
-            let c = match n.op() {
-                Op::Var(_) | Op::Load(..) => false,
-                _ => n.args().iter().all(|a| constant[&a.id()]),
-            };
+            let c = n.is_constant_over(|a| constant[&a.id()]);
             constant.insert(n.id(), c);
             if !c {
                 total += folded_load_cost(&n, register_bits, false)

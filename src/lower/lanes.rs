@@ -130,10 +130,7 @@ impl SplatFolder {
 
     /// The entry of `n`, whose operands are folded.
     fn fold_node(&self, n: &Expr) -> (Expr, Expr, bool) {
-        let c = match n.op() {
-            Op::Var(_) | Op::Load(..) | Op::Let(..) => false,
-            _ => n.args().iter().all(|a| self.folded[&a.id()].2),
-        };
+        let c = n.is_constant_over(|a| self.folded[&a.id()].2);
         let args: Vec<Expr> = n
             .args()
             .iter()
