@@ -129,8 +129,9 @@ pub const AVX512: Registration = Registration {
 };
 
 /// x86's selection strategies: the generic ones, values wider than a register split into
-/// registers (legalization: every rule written for one register applies to each part), and
-/// sums of byte products as multiply-adds of adjacent lanes (`vnni.rs`).
+/// registers (legalization: every rule written for one register applies to each part),
+/// sums of byte products as multiply-adds of adjacent lanes (`vnni.rs`), and strided narrow
+/// lanes widened in place (an `and` or a shift of the load instead of x86's byte shuffles).
 fn strategies() -> Vec<Arc<dyn Strategy>> {
     strategy::with_generic(
         Some(SplitWide {
@@ -138,7 +139,10 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
             structured_loads: false,
         }),
         Vec::new(),
-        vec![Arc::new(vnni::ByteMultiplyAdds)],
+        vec![
+            Arc::new(vnni::ByteMultiplyAdds),
+            Arc::new(strategy::WidenStridedLanesInPlace),
+        ],
     )
 }
 
