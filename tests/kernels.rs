@@ -815,3 +815,30 @@ fn strided_narrow_lanes_are_widened_in_place_on_x86() {
         assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[100]);
     }
 }
+
+/// The scalar C of a kernel whose FPIR operations are written by their definitions names
+/// every value by the node that computes it, whatever nodes were built and dropped before
+/// (it named nodes by address without holding them: a definition dropped after one
+/// rounding multiply left its addresses to the next one's nodes, and `add` on HVX added
+/// the shift count instead of the rounding bit).
+#[test]
+fn scalar_c_is_the_same_text_after_other_work() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/add.hk");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let k = kernel_of(&text);
+    // The function alone (the prelude before it is fixed text).
+    let function = || {
+        let c = kernel::c_file::scalar_file(&k, "f");
+        c[c.find("void f(").expect("the function")..].to_string()
+    };
+    let fresh = function();
+    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
+    let b = kernel::c_file::build(&k, &avx2, None);
+    for _ in 0..3 {
+        assert_eq!(function(), fresh);
+    }
+    // Each rounding multiply shifts its own product twice (by 15, and by 14 for its
+    // rounding bit), and the result is rounded by a shift of 6 and of 5: five shifts.
+    assert_eq!(fresh.matches(">> t").count(), 5, "{fresh}");
+    assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[100]);
+}

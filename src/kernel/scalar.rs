@@ -102,7 +102,11 @@ pub struct Writer<'k> {
     k: &'k Kernel,
     /// The statements.
     pub out: String,
-    scopes: Vec<HashMap<usize, String>>,
+    /// The C name of each node emitted, by node identity, innermost scope last. Each entry
+    /// holds its node: an identity is an address, and a node built here and dropped (an
+    /// FPIR operation's definition) would leave its address to a later, different node,
+    /// which would then be read from the dropped node's variable.
+    scopes: Vec<HashMap<usize, (Expr, String)>>,
     next: usize,
     indent: usize,
 }
@@ -124,7 +128,10 @@ impl<'k> Writer<'k> {
     }
 
     fn lookup(&self, id: usize) -> Option<String> {
-        self.scopes.iter().rev().find_map(|m| m.get(&id).cloned())
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|m| m.get(&id).map(|(_, name)| name.clone()))
     }
 
     /// The C text of the buffer element read by access `a`.
@@ -165,7 +172,7 @@ impl<'k> Writer<'k> {
             self.scopes
                 .last_mut()
                 .expect("a scope")
-                .insert(e.id(), s.clone());
+                .insert(e.id(), (e.clone(), s.clone()));
             return s;
         }
         if let Some(v) = e.as_const() {
@@ -177,7 +184,7 @@ impl<'k> Writer<'k> {
             self.scopes
                 .last_mut()
                 .expect("a scope")
-                .insert(e.id(), v.clone());
+                .insert(e.id(), (e.clone(), v.clone()));
             return v;
         }
         let args: Vec<String> = e.args().iter().map(|a| self.value(a)).collect();
@@ -188,7 +195,7 @@ impl<'k> Writer<'k> {
         self.scopes
             .last_mut()
             .expect("a scope")
-            .insert(e.id(), v.clone());
+            .insert(e.id(), (e.clone(), v.clone()));
         v
     }
 

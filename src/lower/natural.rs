@@ -157,10 +157,13 @@ pub fn natural_c(
     e: &Expr,
     leaves: &HashMap<usize, String>,
     prefix: &str,
-    memo: &mut HashMap<usize, String>,
+    memo: &mut HashMap<usize, (Expr, String)>,
     stmts: &mut String,
 ) -> String {
-    if let Some(s) = leaves.get(&e.id()).or_else(|| memo.get(&e.id())) {
+    if let Some(s) = leaves
+        .get(&e.id())
+        .or_else(|| memo.get(&e.id()).map(|(_, s)| s))
+    {
         return s.clone();
     }
     let t = e.ty().elem;
@@ -179,6 +182,8 @@ pub fn natural_c(
         let _ = write!(stmts, "{} {v} = {}; ", t.c_name(), op_text(e, &args));
         v
     };
-    memo.insert(e.id(), text.clone());
+    // The entry holds its node: an FPIR operation's definition is built here and dropped,
+    // and its nodes' addresses (their identities) would otherwise pass to later nodes.
+    memo.insert(e.id(), (e.clone(), text.clone()));
     text
 }
