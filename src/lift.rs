@@ -772,6 +772,30 @@ mod tests {
         assert_rewrites_to(&vars, &cases, lift);
     }
 
+    /// A sign extension into a wider unsigned type, clamped by or compared with a constant
+    /// the narrow type holds, is clamped or compared in the narrow type.
+    #[test]
+    fn clamps_and_comparisons_of_extensions_move_to_the_narrow_type() {
+        let vars = [("a", "i16x8"), ("b", "u8x8")];
+        let cases = [
+            (
+                "min(uint32(a), (uint32)178)",
+                "uint32(min(uint16(a), (uint16)178))",
+            ),
+            (
+                "max(uint32(a), (uint32)29)",
+                "uint32(int16(max(uint16(a), (uint16)29)))",
+            ),
+            ("uint32(a) == (uint32)0", "a == (int16)0"),
+            ("(int32)7 != int32(b)", "b != (uint8)7"),
+        ];
+        assert_rewrites_to(&vars, &cases, lift);
+        // A constant the narrow type does not hold (sign extension reaches no value
+        // between 32767 and 2^32 - 32768) keeps the wide comparison.
+        let e = crate::syntax::halide::parse_with_vars("uint32(a) == (uint32)40000", &vars);
+        assert_eq!(lift(&e), e);
+    }
+
     /// Asserts that `rewrite` turns each case's first expression into its second (over
     /// `vars`).
     fn assert_rewrites_to(
