@@ -259,52 +259,96 @@ impl Strategy for WidenStridedLanesInPlace {
         if !matches!(e.op(), Op::Cast) || e.ty().is_scalar() {
             return None;
         }
-        let slice = e.arg(0);
-        let Op::Slice { start, stride } = *slice.op() else {
-            return None;
-        };
-        let (t, narrow, whole) = (e.ty(), slice.ty().elem, slice.arg(0));
-        let bits = narrow.bits();
-        // Only lanes read from memory: their order there is the order a reinterpretation
-        // sees. A computed vector may sit in registers in another order (HVX keeps a
-        // widened pair's halves interleaved), and its reinterpretation then reads
-        // different lanes.
-        if !matches!(whole.op(), Op::Load(..))
-            || !t.elem.is_int()
-            || !narrow.is_int()
-            || stride < 2
-            || start >= stride
-            || t.elem.bits() != bits * stride
-            || whole.ty().lanes != t.lanes * stride
-        {
-            return None;
+        widened_in_place(e)
+            .or_else(|| widened_before_clamp(e))
+            .map(|x| Proposal::Select(x).checked())
+    }
+}
+
+/// `cast(min(x, c))` (or `max`) as `min(cast(x), cast(c))` when the cast keeps every value
+/// and `x` is, below more such bounds, a strided slice of a load: lifting narrows a clamp
+/// to the loaded bytes, which leaves the widening of the clamped bytes to gather; widened
+/// first, the slice is widened in place and the bounds are applied to the wide lanes.
+fn widened_before_clamp(e: &Expr) -> Option<Expr> {
+    let (t, bounded) = (e.ty(), e.arg(0));
+    if !matches!(bounded.op(), Op::Min | Op::Max)
+        || !t.elem.is_int()
+        || !bounded.ty().elem.is_int()
+        || !bounded.ty().elem.fits_in(t.elem)
+    {
+        return None;
+    }
+    let split = |b: &Expr| -> Option<(Expr, i128)> {
+        match (b.arg(0).as_const(), b.arg(1).as_const()) {
+            (None, Some(c)) => Some((b.arg(0).clone(), c)),
+            (Some(c), None) => Some((b.arg(1).clone(), c)),
+            _ => None,
         }
-        // The wide type has the narrow one's signedness, so that its right shift extends
-        // as the cast does.
-        let wide = crate::types::Elem::from_bits(t.elem.bits(), narrow.is_signed())?;
-        let wide_t = t.with_elem(wide);
-        let shift = |op: Op, x: Expr, by: u32| -> Option<Expr> {
-            if by == 0 {
-                return Some(x);
-            }
-            Expr::build(op, None, vec![x, Expr::splat(wide_t, i128::from(by)).ok()?]).ok()
-        };
-        let lanes = Expr::build(Op::Reinterpret, Some(wide_t), vec![whole.clone()]).ok()?;
-        let top = t.elem.bits() - bits;
-        let extended = if narrow.is_signed() || start + 1 == stride {
-            let up = shift(Op::Shl, lanes, top - bits * start)?;
-            shift(Op::Shr, up, top)?
-        } else {
-            let down = shift(Op::Shr, lanes, bits * start)?;
-            let mask = Expr::splat(wide_t, (1i128 << bits) - 1).ok()?;
-            Expr::build(Op::And, None, vec![down, mask]).ok()?
-        };
-        let out = if wide == t.elem {
-            extended
-        } else {
-            Expr::build(Op::Reinterpret, Some(t), vec![extended]).ok()?
-        };
-        Some(Proposal::Select(out).checked())
+    };
+    let (x, c) = split(bounded)?;
+    // Only where a strided slice of a load sits below the bounds: elsewhere the narrow
+    // clamp is the cheaper one, and proposing the wide one would only cost compile time.
+    let mut below = x.clone();
+    while matches!(below.op(), Op::Min | Op::Max) {
+        below = split(&below)?.0;
+    }
+    let Op::Slice { stride, .. } = *below.op() else {
+        return None;
+    };
+    if stride < 2 || !matches!(below.arg(0).op(), Op::Load(..)) {
+        return None;
+    }
+    let bound = Expr::splat(t, c).ok()?;
+    Expr::build(bounded.op().clone(), None, vec![x.cast(t.elem), bound]).ok()
+}
+
+/// `cast(slice(load))` at `stride` times the width as the load reinterpreted, each lane's
+/// bits shifted into place ([`WidenStridedLanesInPlace`]).
+fn widened_in_place(e: &Expr) -> Option<Expr> {
+    let slice = e.arg(0);
+    let Op::Slice { start, stride } = *slice.op() else {
+        return None;
+    };
+    let (t, narrow, whole) = (e.ty(), slice.ty().elem, slice.arg(0));
+    let bits = narrow.bits();
+    // Only lanes read from memory: their order there is the order a reinterpretation
+    // sees. A computed vector may sit in registers in another order (HVX keeps a
+    // widened pair's halves interleaved), and its reinterpretation then reads
+    // different lanes.
+    if !matches!(whole.op(), Op::Load(..))
+        || !t.elem.is_int()
+        || !narrow.is_int()
+        || stride < 2
+        || start >= stride
+        || t.elem.bits() != bits * stride
+        || whole.ty().lanes != t.lanes * stride
+    {
+        return None;
+    }
+    // The wide type has the narrow one's signedness, so that its right shift extends
+    // as the cast does.
+    let wide = crate::types::Elem::from_bits(t.elem.bits(), narrow.is_signed())?;
+    let wide_t = t.with_elem(wide);
+    let shift = |op: Op, x: Expr, by: u32| -> Option<Expr> {
+        if by == 0 {
+            return Some(x);
+        }
+        Expr::build(op, None, vec![x, Expr::splat(wide_t, i128::from(by)).ok()?]).ok()
+    };
+    let lanes = Expr::build(Op::Reinterpret, Some(wide_t), vec![whole.clone()]).ok()?;
+    let top = t.elem.bits() - bits;
+    let extended = if narrow.is_signed() || start + 1 == stride {
+        let up = shift(Op::Shl, lanes, top - bits * start)?;
+        shift(Op::Shr, up, top)?
+    } else {
+        let down = shift(Op::Shr, lanes, bits * start)?;
+        let mask = Expr::splat(wide_t, (1i128 << bits) - 1).ok()?;
+        Expr::build(Op::And, None, vec![down, mask]).ok()?
+    };
+    if wide == t.elem {
+        Some(extended)
+    } else {
+        Expr::build(Op::Reinterpret, Some(t), vec![extended]).ok()
     }
 }
 
