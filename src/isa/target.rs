@@ -181,7 +181,7 @@ pub trait Target: Send + Sync {
     fn folds_widening_loads(&self) -> bool {
         false
     }
-    /// Strided slices of dense loads that the C compiler lowers better than the generic
+    /// Strided slices of dense loads that the C compiler lowers otherwise than the generic
     /// estimate of a shuffle says, with what they cost (x86: clang's interleaved-access
     /// lowering of byte triples). Empty where the generic estimate stands.
     fn deinterleaved_loads(&self) -> &'static [DeinterleavedLoad] {
