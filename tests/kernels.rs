@@ -856,6 +856,25 @@ fn every_fourth_half_word_is_gathered_sixteen_at_a_time_on_avx2() {
     assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[100]);
 }
 
+/// A half word times a constant in 32 bits, narrowed by a pack, is a `pmaddwd` of the
+/// half words unpacked against zero (the pack's block order) and the weight paired with a
+/// zero, as clang does it: not an unpack, a shift and a `pmulld` (two operations at ten
+/// cycles' latency) per register.
+#[test]
+fn a_weighted_half_word_is_multiplied_by_pmaddwd_on_avx2() {
+    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
+    let text = "input in0: i16[1]\noutput out(x): u16 = saturating_cast<u16>(i32(in0(x)) * 144)\n";
+    let k = kernel_of(text);
+    let c = kernel::codegen::compile_best(&k, &avx2, None);
+    let listing = harrow::lower::listing(&c.body);
+    assert!(
+        listing.contains("_mm256_madd_epi16") && !listing.contains("mullo_epi32"),
+        "{listing}"
+    );
+    let b = kernel::c_file::build(&k, &avx2, None);
+    assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[100]);
+}
+
 /// The scalar C of a kernel whose FPIR operations are written by their definitions names
 /// every value by the node that computes it, whatever nodes were built and dropped before
 /// (it named nodes by address without holding them: a definition dropped after one
