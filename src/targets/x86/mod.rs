@@ -147,14 +147,18 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
 }
 
 // Strided slices of dense loads that clang lowers by sequences of its own, at what they
-// cost (AVX2 takes the first three).
+// cost.
 //
 // Every fourth half word of 64 bytes (eight lanes): two `vpblendw` against zero, two
 // `vextracti128` and three `vpackusdw`, seven operations where the generic estimate of a
 // one-register slice says one shuffle; so priced, eight lanes looked far cheaper per lane
 // than sixteen, which clang gathers in 13 (`fuzz_1_152`: 0.85x clang -O3 at 8 lanes, 1.02x
-// at 16). (Every third half word is left to the generic estimate: sixteen of those cost
-// more than twice eight, `fuzz_1_111` 1.25x at 8 and 1.02x at 16.)
+// at 16). Every third half word the other way: sixteen of them from 96 bytes take eleven
+// operations (a `vpblendvb`, a `vpermq`, three blends, two `vpshufb`, ...), about what the
+// generic estimate of eight lanes' gather doubled and more says, where eight take four
+// (`fuzz_1_111` 1.25x clang -O3 at 8 lanes and 1.02x at 16; `fuzz_1_117` 0.98x and 0.93x);
+// and thirty-two more than twice sixteen again, their window's registers all tangled
+// (priced at sixteen's only, `fuzz_1_61` took 32 lanes at 0.79x where 16 ran 0.96x).
 //
 // Every third byte of a dense load. clang lowers a load of 48, 96 or 192 bytes and one
 // stride-3 shuffle of it by its own interleaved-access sequence: at 16 lanes four `pshufb`
@@ -163,31 +167,37 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
 // 128-bit lanes: a `vpblendvb`, two `vpshufb` and a `vpor` for 32 bytes, far cheaper than
 // the generic estimate of a lane-crossing gather (measured: `fuzz_1_187`, a strided copy,
 // runs as fast as clang's own loop at 32 lanes and 7% slower at 16).
-static DEINTERLEAVED_LOADS: [DeinterleavedLoad; 4] = [
+
+/// One entry of the tables below.
+const fn deinterleaved(
+    elem_bits: u32,
+    stride: u32,
+    loaded_bits: u64,
+    cost: f64,
+) -> DeinterleavedLoad {
     DeinterleavedLoad {
-        elem_bits: 16,
-        stride: 4,
-        loaded_bits: 512,
-        cost: 4.0,
-    },
-    DeinterleavedLoad {
-        elem_bits: 8,
-        stride: 3,
-        loaded_bits: 384,
-        cost: 3.0,
-    },
-    DeinterleavedLoad {
-        elem_bits: 8,
-        stride: 3,
-        loaded_bits: 768,
-        cost: 3.5,
-    },
-    DeinterleavedLoad {
-        elem_bits: 8,
-        stride: 3,
-        loaded_bits: 1536,
-        cost: 4.0,
-    },
+        elem_bits,
+        stride,
+        loaded_bits,
+        cost,
+    }
+}
+
+/// AVX2's: the half words measured there and the byte triples up to 32 lanes.
+static AVX2_DEINTERLEAVED_LOADS: [DeinterleavedLoad; 5] = [
+    deinterleaved(16, 4, 512, 4.0),
+    deinterleaved(16, 3, 768, 10.0),
+    deinterleaved(16, 3, 1536, 24.0),
+    deinterleaved(8, 3, 384, 3.0),
+    deinterleaved(8, 3, 768, 3.5),
+];
+
+/// AVX-512's: the byte triples up to 64 lanes (its word permutes make the half words'
+/// gathers another matter, unmeasured).
+static AVX512_DEINTERLEAVED_LOADS: [DeinterleavedLoad; 3] = [
+    deinterleaved(8, 3, 384, 3.0),
+    deinterleaved(8, 3, 768, 3.5),
+    deinterleaved(8, 3, 1536, 4.0),
 ];
 
 /// An x86 target variant.
@@ -252,8 +262,8 @@ impl crate::isa::target::Target for Variant {
 
     fn deinterleaved_loads(&self) -> &'static [DeinterleavedLoad] {
         match self {
-            Variant::Avx2 => &DEINTERLEAVED_LOADS[..3],
-            Variant::Avx512 => &DEINTERLEAVED_LOADS,
+            Variant::Avx2 => &AVX2_DEINTERLEAVED_LOADS,
+            Variant::Avx512 => &AVX512_DEINTERLEAVED_LOADS,
         }
     }
 
