@@ -532,3 +532,28 @@ fn float_kernel_expressions_print_and_read_back() {
     }
     assert!(read_back > 500, "only {read_back} expressions read back");
 }
+
+/// The search is bounded by work, not by wall time: the largest `--fast-math` kernel runs
+/// its searches to their node and round limits without meeting the time limit (a safety
+/// net), so its program does not depend on the machine's speed or load; and a search the
+/// time limit does stop is reported as stopped by a limit.
+#[test]
+fn the_search_is_bounded_by_work_and_a_time_stop_is_reported() {
+    // At 400 ms halved per mode and a quarter of that for the scalar rewrites, the time
+    // limit stopped this one's scalar rewrites on a loaded machine.
+    let largest = source(&repo().join("benchmarks/float/conv2d_16x16_4x4.c"));
+    let full = compile(&largest, &*target("x86-avx2"), true);
+    assert!(!full.stats.limited, "{:?}", full.stats);
+    let src = source(&repo().join("benchmarks/float/conv2d_10x10_4x4.c"));
+    let neon = target("arm-neon");
+    let hurried = Options {
+        fast_math: true,
+        limits: harrow::float::vectorize::Limits {
+            time: std::time::Duration::ZERO,
+            ..Default::default()
+        },
+        ..Options::default()
+    };
+    let cut = float::compile(&src, &*neon, &hurried).expect("a program all the same");
+    assert!(cut.stats.limited, "{:?}", cut.stats);
+}

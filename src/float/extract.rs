@@ -362,7 +362,7 @@ mod tests {
         let mut eg = VGraph::default();
         let (chunks, _) = output_registers(&mut eg, &kernel, isa.lanes);
         let limits = Limits::default();
-        let mut eg = saturate_scalars(eg, &limits);
+        let (mut eg, _) = saturate_scalars(eg, &limits);
         saturate_vectors(&mut eg, &limits);
         let roots: Vec<Id> = chunks.iter().map(|c| eg.find(c.root)).collect();
         let sizes: Vec<usize> = kernel.params.iter().map(|p| p.len()).collect();

@@ -125,11 +125,7 @@ pub fn compile(
     opts: &Options,
 ) -> Result<Compiled, FloatError> {
     let start = Instant::now();
-    // With --fast-math both searches run, each in half the time.
-    let mut limits = opts.limits;
-    if opts.fast_math {
-        limits.time /= 2;
-    }
+    let limits = opts.limits;
     let exact_opts = Options {
         fast_math: false,
         limits,
@@ -198,8 +194,9 @@ fn compile_mode(
     let sizes: Vec<usize> = kernel.params.iter().map(|p| p.len()).collect();
     let mut eg = VGraph::default();
     let (chunks, lanes) = output_registers(&mut eg, &kernel, isa.lanes);
+    let mut scalars_timed_out = false;
     if opts.fast_math {
-        eg = vectorize::saturate_scalars(eg, &opts.limits);
+        (eg, scalars_timed_out) = vectorize::saturate_scalars(eg, &opts.limits);
     }
     let scalar_cost = {
         let roots: Vec<egg::Id> = chunks.iter().map(|c| eg.find(c.root)).collect();
@@ -208,6 +205,7 @@ fn compile_mode(
     };
     let t_sat0 = start.elapsed();
     let mut stats = vectorize::saturate_vectors(&mut eg, &opts.limits);
+    stats.limited |= scalars_timed_out;
     let t_sat = start.elapsed();
     let _ = lanes;
     let chunks: Vec<Chunk> = chunks

@@ -37,7 +37,10 @@ pub struct Limits {
     pub nodes: usize,
     /// Rounds of rewriting.
     pub rounds: usize,
-    /// Wall time of saturation.
+    /// Wall time of saturation: a safety net only. The node and round limits bound the
+    /// search, so that the program found does not depend on the machine's speed or load;
+    /// the time limit stops a search those would let run away (and then the report says
+    /// a limit stopped it).
     pub time: Duration,
     /// Switches the local search after extraction (`extract.rs`) tries per e-class, from
     /// each start: a budget of work, not of time, so that the program extracted does not
@@ -50,7 +53,7 @@ impl Default for Limits {
         Limits {
             nodes: 200_000,
             rounds: 64,
-            time: Duration::from_millis(400),
+            time: Duration::from_secs(10),
             switches_per_class: 2,
         }
     }
@@ -140,8 +143,9 @@ pub fn fast_math_rules() -> Vec<Rewrite<VecLang, ()>> {
     ]
 }
 
-/// Runs the fast-math rewrites on the scalar classes, within `limits`.
-pub fn saturate_scalars(eg: VGraph, limits: &Limits) -> VGraph {
+/// Runs the fast-math rewrites on the scalar classes, within `limits`; says whether the
+/// time limit (the safety net) stopped them.
+pub fn saturate_scalars(eg: VGraph, limits: &Limits) -> (VGraph, bool) {
     // Reassociation grows the e-graph exponentially; a few times the kernel's own size
     // holds the fusions and the commuted forms the lifting needs. Four times, not more:
     // on the suite, eight times cost twice the compile time and extracted programs as
@@ -158,7 +162,8 @@ pub fn saturate_scalars(eg: VGraph, limits: &Limits) -> VGraph {
         .with_iter_limit(4)
         .with_time_limit(limits.time / 4)
         .run(&fast_math_rules());
-    r.egraph
+    let timed_out = matches!(r.stop_reason, Some(egg::StopReason::TimeLimit(_)));
+    (r.egraph, timed_out)
 }
 
 /// One lane of a `vec` as the rewrites see it.
