@@ -796,6 +796,27 @@ mod tests {
         assert_eq!(lift(&e), e);
     }
 
+    /// An unsigned value wrapped to a narrower type is never above it saturated there: a
+    /// select on that comparison is folded with the trivial identities, as clang folds it.
+    /// A signed value decides nothing (a negative one saturates to zero).
+    #[test]
+    fn a_wrapped_narrowing_is_never_above_the_saturated_one() {
+        let vars = [("a", "u16x8"), ("b", "i32x8"), ("c", "i32x8")];
+        let cases = [
+            ("select(uint8(a) <= saturating_cast<uint8>(a), b, c)", "b"),
+            ("select(saturating_cast<uint8>(a) >= uint8(a), b, c)", "b"),
+            ("select(uint8(a) > saturating_cast<uint8>(a), b, c)", "c"),
+            ("select(saturating_cast<uint8>(a) < uint8(a), b, c)", "c"),
+        ];
+        assert_rewrites_to(&vars, &cases, fold_trivial_identities);
+        let signed = [("s", "i16x8"), ("b", "i32x8"), ("c", "i32x8")];
+        let e = crate::syntax::halide::parse_with_vars(
+            "select(uint8(s) <= saturating_cast<uint8>(s), b, c)",
+            &signed,
+        );
+        assert_eq!(fold_trivial_identities(&e), e);
+    }
+
     /// Asserts that `rewrite` turns each case's first expression into its second (over
     /// `vars`).
     fn assert_rewrites_to(
