@@ -787,57 +787,44 @@ fn every_selected_instruction_has_an_origin() {
     assert_eq!(kinds.len(), 4, "origins of some kind never recorded");
 }
 
+/// Compiles the kernel `text` for x86-avx2 (at `width` lanes, or at the width it picks),
+/// checks that it runs correctly on this machine, and returns the lanes it was compiled at
+/// and the listing of its selected instructions.
+fn compile_and_run_on_avx2(text: &str, width: Option<u32>) -> (u32, String) {
+    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
+    let k = kernel_of(text);
+    let c = kernel::codegen::compile_best(&k, &avx2, width);
+    let b = kernel::c_file::build(&k, &avx2, width);
+    assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[100]);
+    (c.lanes, harrow::lower::listing(&c.body))
+}
+
 /// Every fourth byte, or every second half word, widened to 32 bits is read in place on
 /// x86: the load reinterpreted as dwords, the lane shifted down and the rest masked off
 /// (zero extension) or shifted out (sign extension), instead of byte shuffles gathering
 /// the lanes (`fuzz_1_22` ran at 0.96x clang -O3 that way; 1.04-1.09x in place). Each
-/// position and signedness runs correctly.
+/// position and signedness runs correctly. So is a clamp of such lanes, widened first and
+/// clamped in 32-bit lanes: lifting narrows the clamp to the bytes, which left the clamped
+/// bytes to be gathered by shuffles and extended (0.85-0.99x clang -O3).
 #[test]
 fn strided_narrow_lanes_are_widened_in_place_on_x86() {
-    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
-    for (input, index, out) in [
-        ("u8", "4 * x + 0", "i32"),
-        ("u8", "4 * x + 1", "u32"),
-        ("u8", "4 * x + 3", "i32"),
-        ("i8", "4 * x + 2", "i32"),
-        ("i16", "2 * x + 0", "u32"),
-        ("u16", "2 * x + 1", "i32"),
+    for (input, out, body) in [
+        ("u8", "i32", "i32(in0(4 * x + 0))"),
+        ("u8", "u32", "u32(in0(4 * x + 1))"),
+        ("u8", "i32", "i32(in0(4 * x + 3))"),
+        ("i8", "i32", "i32(in0(4 * x + 2))"),
+        ("i16", "u32", "u32(in0(2 * x + 0))"),
+        ("u16", "i32", "i32(in0(2 * x + 1))"),
+        ("u8", "i32", "i32(clamp(u32(in0(4 * x + 0)), 27, 171))"),
+        ("u8", "u32", "u32(max(min(in0(4 * x + 2), 200), 3))"),
+        ("i16", "i32", "i32(clamp(in0(2 * x + 1), -100, 900))"),
     ] {
-        let text = format!("input in0: {input}[1]\noutput out(x): {out} = {out}(in0({index}))\n");
-        let k = kernel_of(&text);
-        let c = kernel::codegen::compile_best(&k, &avx2, None);
-        let listing = harrow::lower::listing(&c.body);
-        assert!(
-            listing.contains("reinterpret") && !listing.contains("slice_vectors"),
-            "{input} at {index}:\n{listing}"
-        );
-        let b = kernel::c_file::build(&k, &avx2, None);
-        assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[100]);
-    }
-}
-
-/// A clamp of strided bytes widened to 32 bits is widened first and clamped in 32-bit
-/// lanes, so the slice is widened in place: lifting narrows the clamp to the bytes, which
-/// left the clamped bytes to be gathered by shuffles and extended (0.85-0.99x clang -O3).
-#[test]
-fn clamped_strided_lanes_are_widened_in_place_on_x86() {
-    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
-    for (input, body) in [
-        ("u8", "i32(clamp(u32(in0(4 * x + 0)), 27, 171))"),
-        ("u8", "u32(max(min(in0(4 * x + 2), 200), 3))"),
-        ("i16", "i32(clamp(in0(2 * x + 1), -100, 900))"),
-    ] {
-        let out = &body[..3];
         let text = format!("input in0: {input}[1]\noutput out(x): {out} = {body}\n");
-        let k = kernel_of(&text);
-        let c = kernel::codegen::compile_best(&k, &avx2, None);
-        let listing = harrow::lower::listing(&c.body);
+        let (_, listing) = compile_and_run_on_avx2(&text, None);
         assert!(
             listing.contains("reinterpret") && !listing.contains("slice_vectors"),
-            "{body}:\n{listing}"
+            "{input}: {body}:\n{listing}"
         );
-        let b = kernel::c_file::build(&k, &avx2, None);
-        assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[100]);
     }
 }
 
@@ -848,7 +835,6 @@ fn clamped_strided_lanes_are_widened_in_place_on_x86() {
 /// eleven; the sixteen-lane form ran 0.93x where eight ran 0.98-1.01x).
 #[test]
 fn strided_half_words_are_gathered_at_the_cheapest_width_on_avx2() {
-    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
     for (body, lanes) in [
         ("i16((clamp(u32(in0(4 * x + 0)), 29, 178) * 5))", 16),
         ("saturating_cast<u16>(((i32(in0(3 * x + 0)) << 4) * 9))", 8),
@@ -859,16 +845,8 @@ fn strided_half_words_are_gathered_at_the_cheapest_width_on_avx2() {
             "u16"
         };
         let text = format!("input in0: i16[1]\noutput out(x): {out} = {body}\n");
-        let k = kernel_of(&text);
-        let c = kernel::codegen::compile_best(&k, &avx2, None);
-        assert_eq!(
-            c.lanes,
-            lanes,
-            "{body}\n{}",
-            harrow::lower::listing(&c.body)
-        );
-        let b = kernel::c_file::build(&k, &avx2, None);
-        assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[100]);
+        let (chosen, listing) = compile_and_run_on_avx2(&text, None);
+        assert_eq!(chosen, lanes, "{body}\n{listing}");
     }
 }
 
@@ -878,17 +856,12 @@ fn strided_half_words_are_gathered_at_the_cheapest_width_on_avx2() {
 /// cycles' latency) per register.
 #[test]
 fn a_weighted_half_word_is_multiplied_by_pmaddwd_on_avx2() {
-    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
     let text = "input in0: i16[1]\noutput out(x): u16 = saturating_cast<u16>(i32(in0(x)) * 144)\n";
-    let k = kernel_of(text);
-    let c = kernel::codegen::compile_best(&k, &avx2, None);
-    let listing = harrow::lower::listing(&c.body);
+    let (_, listing) = compile_and_run_on_avx2(text, None);
     assert!(
         listing.contains("_mm256_madd_epi16") && !listing.contains("mullo_epi32"),
         "{listing}"
     );
-    let b = kernel::c_file::build(&k, &avx2, None);
-    assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[100]);
 }
 
 /// A truncation of strided dwords to words is the gathered dwords masked and packed: left
@@ -896,18 +869,13 @@ fn a_weighted_half_word_is_multiplied_by_pmaddwd_on_avx2() {
 /// load (16 operations for 16 lanes; 0.95x clang -O3 on fuzz_1_7, 1.10x so).
 #[test]
 fn truncated_strided_dwords_are_masked_and_packed_on_avx2() {
-    let avx2 = harrow::targets::backend("x86-avx2").unwrap();
     let text =
         "input in0: i32[1]\noutput out(x): u16 = u16(in0(3 * x + 1)) - u16(in0(3 * x + 0) >> 3)\n";
-    let k = kernel_of(text);
-    let c = kernel::codegen::compile_best(&k, &avx2, Some(16));
-    let listing = harrow::lower::listing(&c.body);
+    let (_, listing) = compile_and_run_on_avx2(text, Some(16));
     assert!(
         listing.contains("_mm256_and_si256") && listing.contains("_mm256_packus_epi32"),
         "{listing}"
     );
-    let b = kernel::c_file::build(&k, &avx2, Some(16));
-    assert_runs_correctly(&k, &avx2, &b.c, b.lanes, &[100]);
 }
 
 /// The scalar C of a kernel whose FPIR operations are written by their definitions names
