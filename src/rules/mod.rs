@@ -558,9 +558,12 @@ pub fn instantiate(
                 &desc,
             ));
         };
-        // Rules over vector-typed variables hold at that width only; the others (lowering
-        // rules in plain IR included) hold at every lane count.
-        let exact = kind == RuleKind::Lower && vars.iter().any(|(_, t)| !t.is_scalar());
+        // Rules over vector-typed variables hold at that width only, and so do those whose
+        // left-hand side has a vector type of its own (a broadcast of a scalar register to a
+        // fixed width); the others (lowering rules in plain IR included) hold at every lane
+        // count.
+        let exact = kind == RuleKind::Lower
+            && (vars.iter().any(|(_, t)| !t.is_scalar()) || !le.ty().is_scalar());
         let lhs = pattern::from_expr(&le, &var_index, &lconsts, &text_of, exact)
             .map_err(|m| with_inst(Diag::new(&src, d.lhs.span.clone(), m), &desc))?;
         let rhs = pattern::from_expr(&re, &var_index, &rconsts, &text_of, exact)

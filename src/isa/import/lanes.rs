@@ -491,6 +491,10 @@ impl Builder<'_> {
             if idx.iter().enumerate().all(|(k, &l)| l == k as u32) && n == per {
                 return Ok(v);
             }
+            // A scalar read by every lane is a broadcast.
+            if per == 1 && v.ty().is_scalar() {
+                return Ok(if n == 1 { v } else { v.broadcast(n) });
+            }
             let start = idx[0];
             let stride = if n > 1 {
                 idx[1].wrapping_sub(idx[0])

@@ -7,6 +7,7 @@
 //! helpers, a small printf) as headers that shadow the standard ones; they are written to a
 //! directory under the system temporary directory and put first on the include path.
 
+pub mod import;
 pub mod reduce;
 
 use std::path::{Path, PathBuf};
@@ -49,8 +50,11 @@ pub static FAMILY: Family = Family {
     name: "hvx",
     isa: all,
     rules: ("src/targets/hvx/lower.rules", include_str!("lower.rules")),
-    importer: None,
-    imported: None,
+    importer: Some(import::import),
+    imported: Some((
+        "src/targets/hvx/imported/hexagon.isa",
+        include_str!("imported/hexagon.isa"),
+    )),
 };
 
 /// `hvx`.
