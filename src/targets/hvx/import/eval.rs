@@ -50,6 +50,9 @@ pub struct RegDecl {
     pub bytes: u32,
     /// The operand index it reads from, if it is an input.
     pub operand: Option<usize>,
+    /// What it holds before the semantics run, where another instruction computed it:
+    /// pieces as (byte offset, bits, signed, value).
+    pub preset: Vec<(u32, u32, bool, Rc<LaneExpr>)>,
 }
 
 /// A piece of a register written by the semantics.
@@ -173,6 +176,38 @@ fn bitwise_range(a: Range, b: Range) -> Range {
     }
 }
 
+/// A range holding every value of `e`, looked for `depth` levels down (a full
+/// [`LaneExpr::range`] walks the whole expression, and extractions ask at every level).
+fn quick_range(e: &LaneExpr, depth: u32) -> Range {
+    use LaneExpr as L;
+    let elem_range = |t: Elem| {
+        let (lo, hi) = c_range(CType {
+            bits: t.bits(),
+            signed: t.is_signed(),
+        });
+        Some((lo, hi))
+    };
+    match e {
+        L::Input { elem, .. } => elem_range(*elem),
+        L::Const(c) | L::Imm(c) => Some((*c, *c)),
+        L::Wrap(t, _) | L::Saturate(t, _) | L::Not(t, _) => elem_range(*t),
+        _ if depth == 0 => None,
+        L::Bin(op, a, b) => range_of(*op, quick_range(a, depth - 1), quick_range(b, depth - 1)),
+        L::Neg(a) => quick_range(a, depth - 1).map(|(lo, hi)| (-hi, -lo)),
+        L::Abs(a) => quick_range(a, depth - 1).map(|(lo, hi)| {
+            if lo >= 0 {
+                (lo, hi)
+            } else {
+                (0, lo.abs().max(hi.abs()))
+            }
+        }),
+        L::Select(_, a, b) => {
+            let (p, q) = (quick_range(a, depth - 1)?, quick_range(b, depth - 1)?);
+            Some((p.0.min(q.0), p.1.max(q.1)))
+        }
+    }
+}
+
 /// The range of `op` applied to values in `a` and `b` (`b` constant `bc` for shifts).
 fn range_of(op: BinOp, a: Range, b: Range) -> Range {
     use BinOp::*;
@@ -278,13 +313,18 @@ fn bin(op: BinOp, a: &Int, b: &Int, t: CType) -> Int {
         (And | Mul, Some(0), _) | (And | Mul, _, Some(0)) => return konst(0).with_type(t),
         _ => {}
     }
-    // The low 8, 16 or 32 bits of a value: an operand's lane of that width, where it is one.
-    if op == And
-        && let Some(m) = b.konst()
-        && matches!(m, 0xff | 0xffff | 0xffff_ffff)
-    {
-        let k = (m + 1).trailing_zeros();
-        return extract(a, 0, k).with_type(t);
+    // The low bits of a value (`x & 0xffff`, `1 & (w >> k)`): an operand's lane of that
+    // width, or a bit some earlier write put there, where it is one.
+    if op == And {
+        let (x, m) = match (a.konst(), b.konst()) {
+            (_, Some(m)) => (a, m),
+            (Some(m), _) => (b, m),
+            _ => (a, -1),
+        };
+        if m > 0 && (m + 1).count_ones() == 1 && m < (1i128 << 64) {
+            let k = (m + 1).trailing_zeros();
+            return extract(x, 0, k).with_type(t);
+        }
     }
     // An operand's lane shifted right by a multiple of a narrower lane: that narrower lane
     // (sign-extended as the operand's lanes are).
@@ -316,13 +356,17 @@ fn bin(op: BinOp, a: &Int, b: &Int, t: CType) -> Int {
         }
     }
     // `x & m` where `m` keeps every bit `x` can have is `x`.
+    // (A mask that clears a bit above them, as QEMU's bit setters do, included.)
     if op == And
         && let Some(m) = b.konst()
-        && m >= 0
-        && (m + 1).count_ones() == 1
-        && fits(a.r, (0, m))
+        && let Some((lo, hi)) = a.r
+        && lo >= 0
+        && hi < (1i128 << 100)
     {
-        return same(a);
+        let k = 128 - hi.leading_zeros();
+        if k == 0 || bits_of(m, 0, k) == (1i128 << k) - 1 {
+            return same(a);
+        }
     }
     let r = range_of(op, a.r, b.r);
     // A value that can take one value only is that constant (`x >> 8` of a byte).
@@ -370,8 +414,12 @@ fn extract(v: &Int, lo: u32, w: u32) -> Int {
     if lo == 0 && fits(v.r, (0, mask)) {
         return Int { t, ..v.clone() };
     }
+    // Bits above every value `v` takes are zero.
+    if lo < 120 && fits(v.r, (0, (1i128 << lo) - 1)) {
+        return done(LaneExpr::Const(0));
+    }
     let sub = |x: &Rc<LaneExpr>, lo: u32| {
-        let r = x.range();
+        let r = quick_range(x, 8);
         extract(&Int { e: x.clone(), t, r }, lo, w)
     };
     match &*v.e {
@@ -435,6 +483,11 @@ fn extract(v: &Int, lo: u32, w: u32) -> Int {
         }
         LaneExpr::Select(c, a, b) => {
             let (a, b) = (sub(a, lo), sub(b, lo));
+            if let (Some(x), Some(y)) = (a.konst(), b.konst())
+                && x == y
+            {
+                return done(LaneExpr::Const(x));
+            }
             return Int {
                 e: Rc::new(LaneExpr::Select(c.clone(), a.e, b.e)),
                 t,
@@ -451,8 +504,20 @@ fn extract(v: &Int, lo: u32, w: u32) -> Int {
     if fits(shifted.r, (0, mask)) {
         return Int { t, ..shifted };
     }
+    if matches!(w, 8 | 16 | 32 | 64) {
+        return Int {
+            e: Rc::new(LaneExpr::Wrap(elem(w, false), shifted.e)),
+            t,
+            r: Some((0, mask)),
+        };
+    }
+    // Built directly: `bin` would send a mask back here.
     Int {
-        e: Rc::new(LaneExpr::Wrap(elem(w.max(8), false), shifted.e)),
+        e: Rc::new(LaneExpr::Bin(
+            BinOp::And,
+            shifted.e,
+            Rc::new(LaneExpr::Const(mask)),
+        )),
         t,
         r: Some((0, mask)),
     }
@@ -506,10 +571,23 @@ impl Eval {
         let mut rs = Vec::new();
         for (k, r) in regs.iter().enumerate() {
             names.insert(r.name.clone(), k);
+            let pieces = r
+                .preset
+                .iter()
+                .map(|(off, bits, signed, value)| {
+                    let piece = Piece {
+                        bits: *bits,
+                        signed: *signed,
+                        value: value.clone(),
+                        r: quick_range(value, 8),
+                    };
+                    (*off, piece)
+                })
+                .collect();
             rs.push(Reg {
                 bytes: r.bytes,
                 operand: r.operand,
-                pieces: BTreeMap::new(),
+                pieces,
             });
         }
         Eval {
@@ -1090,7 +1168,7 @@ fn idiom(c: &Int, a: &Int, b: &Int) -> Option<Int> {
         return None;
     };
     let r = |o, p: &Rc<LaneExpr>, q: &Rc<LaneExpr>| {
-        let (rp, rq) = (p.range(), q.range());
+        let (rp, rq) = (quick_range(p, 8), quick_range(q, 8));
         Int {
             e: Rc::new(LaneExpr::Bin(o, p.clone(), q.clone())),
             t: a.t,
@@ -1356,11 +1434,13 @@ mod tests {
                 name: "VuV".into(),
                 bytes: 128,
                 operand: Some(0),
+                preset: Vec::new(),
             },
             RegDecl {
                 name: "VdV".into(),
                 bytes: 128,
                 operand: None,
+                preset: Vec::new(),
             },
         ]
     }

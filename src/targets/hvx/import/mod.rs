@@ -9,6 +9,7 @@
 //! instruction's class). Both are read in place: nothing of either is in the repository.
 
 pub mod c;
+mod compose;
 pub mod eval;
 
 use std::collections::HashMap;
@@ -50,6 +51,8 @@ pub const DEFAULT_COST: (f32, f32) = (2.0, 1.0);
 #[derive(Clone, Debug)]
 struct Insn {
     tag: String,
+    /// The assembly syntax (`Vd32.ub=vadd(Vu32.ub,Vv32.ub):sat`).
+    syntax: String,
     attribs: String,
     semantics: String,
 }
@@ -65,6 +68,8 @@ struct Intrinsic {
     version: u32,
     /// The builtins its definition calls (`V6_vaddubsat`).
     builtins: Vec<String>,
+    /// Its definition: what follows the macro's parameter list.
+    body: String,
 }
 
 /// Runs clang-19's preprocessor over QEMU's macros and `ext.idef`, with `EXTINSN` defined to
@@ -131,8 +136,15 @@ fn records(text: &str) -> Result<Vec<Insn>, String> {
             .next()
             .ok_or("an empty record")?
             .to_string();
+        // The syntax is a run of string literals: their contents, joined.
+        let syntax = field("@@SYNTAX", "@@ATTRIBUTES")?
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .collect::<String>();
         out.push(Insn {
             tag,
+            syntax,
             attribs: field("@@ATTRIBUTES", "@@SEMANTICS")?,
             semantics: field("@@SEMANTICS", "@@END")?,
         });
@@ -177,6 +189,10 @@ fn intrinsics(text: &str) -> Vec<Intrinsic> {
                 })
                 .collect();
             let (ret, params) = parse_proto(&proto, &name).unwrap_or_default();
+            let body = def
+                .split_once(')')
+                .map(|x| x.1.trim().to_string())
+                .unwrap_or_default();
             out.push(Intrinsic {
                 name,
                 syntax: syntax.clone(),
@@ -185,6 +201,7 @@ fn intrinsics(text: &str) -> Vec<Intrinsic> {
                 class: class.clone(),
                 version,
                 builtins,
+                body,
             });
         }
     }
@@ -247,17 +264,31 @@ type SyntaxOperand = (String, Option<String>);
 
 /// The destination of the syntax and the suffixes of every register it names.
 fn syntax_types(syntax: &str) -> (Option<SyntaxOperand>, HashMap<String, String>) {
-    let dest = syntax_operand(syntax.trim_start_matches("if (").trim());
+    // The destination is the register just before the first `=` (after a condition such
+    // as `if (Qv4)`).
+    let mut dest = None;
+    let mut last = None;
     let mut suffixes = HashMap::new();
     let mut tok = String::new();
     for c in syntax.chars().chain(std::iter::once(' ')) {
         if c.is_ascii_alphanumeric() || c == '.' {
             tok.push(c);
-        } else {
-            if let Some((n, Some(s))) = syntax_operand(&tok) {
-                suffixes.entry(n).or_insert(s);
+            continue;
+        }
+        if let Some(op) = syntax_operand(&tok)
+            && tok
+                .chars()
+                .nth(op.0.len())
+                .is_some_and(|d| d.is_ascii_digit())
+        {
+            if let (n, Some(s)) = &op {
+                suffixes.entry(n.clone()).or_insert(s.clone());
             }
-            tok.clear();
+            last = Some(op);
+        }
+        tok.clear();
+        if c == '=' && dest.is_none() {
+            dest = last.clone();
         }
     }
     (dest, suffixes)
@@ -274,9 +305,9 @@ fn skip(name: &str, reason: SkipReason, detail: impl Into<String>) -> Skip {
 /// Bytes of a parameter's C type, or why it is not imported.
 fn param_bytes(ty: &str, name: &str) -> Result<u32, (SkipReason, String)> {
     match ty {
-        "HVX_Vector" => Ok(128),
+        // A predicate is a vector in C (see `compose`).
+        "HVX_Vector" | "HVX_VectorPred" => Ok(128),
         "HVX_VectorPair" => Ok(256),
-        "HVX_VectorPred" => Err((SkipReason::Masks, format!("predicate operand {name}"))),
         "Word32" if name.starts_with('I') => {
             Err((SkipReason::Immediate, format!("immediate operand {name}")))
         }
@@ -285,33 +316,34 @@ fn param_bytes(ty: &str, name: &str) -> Result<u32, (SkipReason, String)> {
     }
 }
 
-/// Imports one intrinsic of instruction `insn`.
-fn translate(
-    insn: &Insn,
-    intr: &Intrinsic,
-    body: &c::CStmt,
-    costs: &HashMap<String, (f32, f32)>,
-) -> Result<Entry, Skip> {
+/// The result's bytes and the operands of an intrinsic, as its prototype declares them.
+struct Shape {
+    result_bytes: u32,
+    operands: Vec<Operand>,
+    /// Bytes of each operand (4 for a scalar).
+    bytes: Vec<u32>,
+    dest: String,
+    declared: Option<Elem>,
+    suffixes: HashMap<String, String>,
+}
+
+/// The shape of `intr`, or why it is not imported.
+fn shape(intr: &Intrinsic) -> Result<Shape, Skip> {
     let fail = |reason, d: String| skip(&intr.name, reason, d);
-    let unsupported = |d: String| skip(&intr.name, SkipReason::Unsupported, d);
+    // A predicate is a vector in C: its bytes all ones where the predicate is set.
     let result_bytes = match intr.ret.as_str() {
-        "HVX_Vector" => 128,
+        "HVX_Vector" | "HVX_VectorPred" => 128,
         "HVX_VectorPair" => 256,
-        "HVX_VectorPred" => return Err(fail(SkipReason::Masks, "predicate result".into())),
         t => return Err(fail(SkipReason::Scalar, format!("result of type {t}"))),
     };
     let (dest, suffixes) = syntax_types(&intr.syntax);
-    let (dest, dest_suffix) = dest.ok_or_else(|| unsupported("no destination".into()))?;
-    let mut regs = Vec::new();
+    let (dest, dest_suffix) =
+        dest.ok_or_else(|| fail(SkipReason::Unsupported, "no destination".into()))?;
     let mut operands = Vec::new();
-    for (k, (ty, name)) in intr.params.iter().enumerate() {
-        let bytes = param_bytes(ty, name).map_err(|(r, d)| fail(r, d))?;
-        regs.push(RegDecl {
-            name: format!("{name}V"),
-            bytes,
-            operand: Some(k),
-        });
-        let elem = if bytes == 4 {
+    let mut bytes = Vec::new();
+    for (ty, name) in &intr.params {
+        let b = param_bytes(ty, name).map_err(|(r, d)| fail(r, d))?;
+        let elem = if b == 4 {
             Elem::I32
         } else {
             suffixes
@@ -321,15 +353,55 @@ fn translate(
         };
         operands.push(Operand {
             name: name.to_lowercase(),
-            ty: Type::vec(elem, (bytes * 8 / elem.bits()).max(1)),
+            ty: Type::vec(elem, (b * 8 / elem.bits()).max(1)),
         });
+        bytes.push(b);
     }
-    let result_reg = format!("{dest}V");
+    // Predicates are bytes; so is an untyped result selected by one.
+    let by_predicate = intr.params.iter().any(|(t, _)| t == "HVX_VectorPred");
+    let declared = match dest_suffix.as_deref().and_then(suffix_elem) {
+        _ if intr.ret == "HVX_VectorPred" => Some(Elem::U8),
+        None if by_predicate => Some(Elem::U8),
+        d => d,
+    };
+    Ok(Shape {
+        result_bytes,
+        operands,
+        bytes,
+        dest,
+        declared,
+        suffixes,
+    })
+}
+
+/// Imports one intrinsic that calls instruction `insn` alone.
+fn translate(
+    insn: &Insn,
+    intr: &Intrinsic,
+    body: &c::CStmt,
+    costs: &HashMap<String, (f32, f32)>,
+) -> Result<Entry, Skip> {
+    let unsupported = |d: String| skip(&intr.name, SkipReason::Unsupported, d);
+    let sh = shape(intr)?;
+    let mut regs: Vec<RegDecl> = intr
+        .params
+        .iter()
+        .zip(&sh.bytes)
+        .enumerate()
+        .map(|(k, ((_, name), b))| RegDecl {
+            name: format!("{name}V"),
+            bytes: *b,
+            operand: Some(k),
+            preset: Vec::new(),
+        })
+        .collect();
+    let result_reg = format!("{}V", sh.dest);
     if !regs.iter().any(|r| r.name == result_reg) {
         regs.push(RegDecl {
             name: result_reg.clone(),
-            bytes: result_bytes,
+            bytes: sh.result_bytes,
             operand: None,
+            preset: Vec::new(),
         });
     }
     let mut ev = Eval::new(&regs);
@@ -339,10 +411,37 @@ fn translate(
             "the result {result_reg} is never written"
         )));
     }
-    // The lanes the syntax names; else the widest lanes that all compute one function (a
-    // splat of a word is a word per lane, a byte permute bytes).
-    let declared = dest_suffix.as_deref().and_then(suffix_elem);
-    let mut widths: Vec<Elem> = declared.into_iter().collect();
+    finish(insn, intr, &sh, costs, |e| {
+        let n = sh.result_bytes * 8 / e.bits();
+        (0..n).map(|k| ev.lane(&result_reg, k, e)).collect()
+    })
+}
+
+/// Imports an intrinsic that calls several instructions (predicate transfers around one).
+fn translate_composite(
+    insn: &Insn,
+    intr: &Intrinsic,
+    lib: &compose::Library,
+    costs: &HashMap<String, (f32, f32)>,
+) -> Result<Entry, Skip> {
+    let unsupported = |d: String| skip(&intr.name, SkipReason::Unsupported, d);
+    let sh = shape(intr)?;
+    let bytes = compose::result_bytes(&intr.body, &intr.params, lib, sh.result_bytes)
+        .map_err(unsupported)?;
+    finish(insn, intr, &sh, costs, |e| compose::lanes_of(&bytes, e))
+}
+
+/// The description of `intr` from its result lanes at some lane type (`lanes_at`): the
+/// lanes the syntax names first, else the widest that all compute one function (a splat of
+/// a word is a word per lane, a byte permute bytes).
+fn finish(
+    insn: &Insn,
+    intr: &Intrinsic,
+    sh: &Shape,
+    costs: &HashMap<String, (f32, f32)>,
+    lanes_at: impl Fn(Elem) -> Result<Vec<Rc<LaneExpr>>, String>,
+) -> Result<Entry, Skip> {
+    let mut widths: Vec<Elem> = sh.declared.into_iter().collect();
     for e in [Elem::U32, Elem::U16, Elem::U8] {
         if !widths.iter().any(|w| w.bits() == e.bits()) {
             widths.push(e);
@@ -350,17 +449,15 @@ fn translate(
     }
     let mut first_error = None;
     for e in widths {
-        let n = result_bytes * 8 / e.bits();
-        let lanes: Result<Vec<Rc<LaneExpr>>, String> =
-            (0..n).map(|k| ev.lane(&result_reg, k, e)).collect();
-        let lanes = match lanes {
+        let n = sh.result_bytes * 8 / e.bits();
+        let lanes = match lanes_at(e) {
             Ok(l) => l,
             Err(err) => {
                 first_error.get_or_insert(err);
                 continue;
             }
         };
-        let ops = typed_operands(&operands, &lanes, &suffixes, &intr.params);
+        let ops = typed_operands(&sh.operands, &lanes, &sh.suffixes, &intr.params);
         let result = Type::vec(e, n);
         match lanes::vectorize(&lanes, &ops, None, result) {
             Ok(sem) => {
@@ -372,13 +469,23 @@ fn translate(
                 return Ok(entry(insn, intr, ops, sem, result, costs));
             }
             Err(err) => {
+                if std::env::var_os("HARROW_IMPORT_DEBUG").is_some() {
+                    eprintln!("{} at {}: {err}", intr.name, e.name());
+                }
                 first_error.get_or_insert(err);
             }
         }
     }
-    Err(unsupported(
+    Err(skip(
+        &intr.name,
+        SkipReason::Unsupported,
         first_error.unwrap_or_else(|| "no lane width fits".into()),
     ))
+    .inspect_err(|s| {
+        if std::env::var_os("HARROW_IMPORT_DEBUG").is_some() {
+            eprintln!("{}: {}", s.name, s.detail);
+        }
+    })
 }
 
 /// Operands the syntax gives no lane type read as the lanes the semantics read first.
@@ -451,7 +558,10 @@ fn entry(
         .nth(1)
         .and_then(|s| s.split('(').next())
         .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '.'))
+        .filter(|s| {
+            s.starts_with(|c: char| c.is_ascii_lowercase())
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '.')
+        })
         .unwrap_or_else(|| insn.tag.trim_start_matches("V6_").to_string());
     Entry {
         mnemonic,
@@ -464,6 +574,17 @@ fn entry(
         cost_from_hand: hand.is_some(),
         semantics: sem,
     }
+}
+
+/// The instruction an intrinsic is about: the builtin it calls that is not a predicate
+/// transfer (`vandvrt`, `vandqrt`), or its only one.
+fn main_builtin(i: &Intrinsic) -> Option<&str> {
+    const TRANSFERS: &[&str] = &["V6_vandvrt", "V6_vandqrt"];
+    i.builtins
+        .iter()
+        .find(|b| !TRANSFERS.contains(&b.as_str()))
+        .or(i.builtins.first())
+        .map(String::as_str)
 }
 
 /// Why an instruction is not imported at all, from its attributes.
@@ -508,65 +629,61 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
         vendor_entries: insns.len(),
         ..Default::default()
     };
+    let lib = compose::Library {
+        insns: insns
+            .iter()
+            .map(|i| (i.tag.as_str(), (i.syntax.as_str(), i.semantics.as_str())))
+            .collect(),
+    };
     let only = std::env::var("HARROW_IMPORT_ONLY").ok();
     for insn in &insns {
-        if only
-            .as_deref()
-            .is_some_and(|o| o != insn.tag && o != format!("{}_128B", insn.tag))
-        {
+        if only.as_deref().is_some_and(|o| o != insn.tag) {
             continue;
         }
-        let callers: Vec<&Intrinsic> = intrs
-            .iter()
-            .filter(|i| i.builtins.contains(&insn.tag))
-            .collect();
         if let Some((reason, d)) = screen(insn) {
             report.skipped.push(skip(&insn.tag, reason, d));
             continue;
         }
+        let callers: Vec<&Intrinsic> = intrs
+            .iter()
+            .filter(|i| main_builtin(i) == Some(insn.tag.as_str()))
+            .collect();
         if callers.is_empty() {
-            report.skipped.push(skip(
-                &insn.tag,
-                SkipReason::Unsupported,
-                "no C intrinsic in clang's header calls it",
-            ));
+            let transfer = intrs.iter().any(|i| i.builtins.contains(&insn.tag));
+            report.skipped.push(if transfer {
+                skip(
+                    &insn.tag,
+                    SkipReason::Masks,
+                    "a predicate transfer, imported inside the intrinsics that call it",
+                )
+            } else {
+                skip(
+                    &insn.tag,
+                    SkipReason::Unsupported,
+                    "no C intrinsic in clang's header calls it",
+                )
+            });
             continue;
         }
-        let body = match c::parse_stmt(&insn.semantics) {
-            Ok(b) => b,
-            Err(e) => {
-                for i in &callers {
-                    report.skipped.push(skip(
-                        &i.name,
-                        SkipReason::Unsupported,
-                        format!("parse: {e}"),
-                    ));
-                }
-                continue;
-            }
-        };
+        let body = c::parse_stmt(&insn.semantics);
         for intr in callers {
-            let r = if intr.builtins.len() > 1 {
-                let reason = if intr.ret == "HVX_VectorPred"
-                    || intr.params.iter().any(|p| p.0 == "HVX_VectorPred")
-                {
-                    SkipReason::Masks
-                } else {
-                    SkipReason::Unsupported
-                };
-                Err(skip(
-                    &intr.name,
-                    reason,
-                    format!("calls {} instructions", intr.builtins.len()),
-                ))
-            } else if intr.version > HVX_VERSION {
+            let r = if intr.version > HVX_VERSION {
                 Err(skip(
                     &intr.name,
                     SkipReason::Feature,
                     format!("needs HVX v{}", intr.version),
                 ))
+            } else if intr.builtins.len() > 1 {
+                translate_composite(insn, intr, &lib, &costs)
             } else {
-                translate(insn, intr, &body, &costs)
+                match &body {
+                    Ok(b) => translate(insn, intr, b, &costs),
+                    Err(e) => Err(skip(
+                        &intr.name,
+                        SkipReason::Unsupported,
+                        format!("parse: {e}"),
+                    )),
+                }
             };
             match r {
                 Ok(e) => report.entries.push(e),
