@@ -162,6 +162,15 @@ fn bin_range(op: BinOp, a: Range, b: Range) -> Option<Range> {
             ];
             (*p.iter().min()?, *p.iter().max()?)
         }
+        // A mask with no negative value keeps the result within it.
+        And if a.0 >= 0 || b.0 >= 0 => {
+            let hi = match (a.0 >= 0, b.0 >= 0) {
+                (true, true) => a.1.min(b.1),
+                (true, false) => a.1,
+                _ => b.1,
+            };
+            (0, hi)
+        }
         And | Or | Xor => bitwise_range(a, b),
         Shl => {
             if b.0 < 0 || b.1 > 126 {

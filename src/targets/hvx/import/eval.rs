@@ -135,6 +135,17 @@ fn wrap(t: CType, v: &Int) -> Int {
     if fits(v.r, c_range(t)) {
         return Int { t, ..v.clone() };
     }
+    // Reducing into a wider type first changes nothing the narrower reduction keeps.
+    if let LaneExpr::Wrap(f, inner) = &*v.e
+        && f.bits() >= t.bits
+    {
+        let inner = Int {
+            e: inner.clone(),
+            t: v.t,
+            r: quick_range(inner, 8),
+        };
+        return wrap(t, &inner);
+    }
     if let Some(c) = v.konst() {
         let (lo, _) = c_range(t);
         let m = bits_of(c, 0, t.bits);
@@ -455,7 +466,7 @@ fn extract(v: &Int, lo: u32, w: u32) -> Int {
             let inner = sub(x, lo);
             return bin(BinOp::And, &inner, &konst(mm), t);
         }
-        LaneExpr::Bin(op @ (BinOp::Or | BinOp::Xor), a, b) => {
+        LaneExpr::Bin(op @ (BinOp::And | BinOp::Or | BinOp::Xor), a, b) => {
             let (a, b) = (sub(a, lo), sub(b, lo));
             return bin(*op, &a, &b, t);
         }
@@ -489,7 +500,7 @@ fn extract(v: &Int, lo: u32, w: u32) -> Int {
                 return done(LaneExpr::Const(x));
             }
             return Int {
-                e: Rc::new(LaneExpr::Select(c.clone(), a.e, b.e)),
+                e: select(c, &a.e, &b.e),
                 t,
                 r: Some((0, mask)),
             };
@@ -722,7 +733,7 @@ impl Eval {
                 _ => None,
             };
             Int {
-                e: Rc::new(LaneExpr::Select(c.e.clone(), x.e.clone(), y.e.clone())),
+                e: select(&c.e, &x.e, &y.e),
                 t: x.t,
                 r,
             }
@@ -1032,7 +1043,7 @@ impl Eval {
                             _ => None,
                         };
                         Val::Int(Int {
-                            e: Rc::new(LaneExpr::Select(c.e.clone(), a.e, b.e)),
+                            e: select(&c.e, &a.e, &b.e),
                             t,
                             r,
                         })
@@ -1118,6 +1129,36 @@ impl Eval {
             _ => Err(format!("the call `{f}`")),
         }
     }
+}
+
+/// `c ? a : b` with the condition in its plainest form: a 0/1 select or a comparison with
+/// zero is the value it tests (the arms swapped for `x == 0`), so that lanes QEMU computes
+/// through different spellings of one test compare equal.
+fn select(c: &Rc<LaneExpr>, a: &Rc<LaneExpr>, b: &Rc<LaneExpr>) -> Rc<LaneExpr> {
+    let (mut c, mut a, mut b) = (c.clone(), a.clone(), b.clone());
+    for _ in 0..16 {
+        let next = match &*c {
+            LaneExpr::Select(c2, t, f)
+                if matches!(**f, LaneExpr::Const(0))
+                    && matches!(**t, LaneExpr::Const(v) if v != 0) =>
+            {
+                c2.clone()
+            }
+            LaneExpr::Bin(BinOp::Ne, x, z) if matches!(**z, LaneExpr::Const(0)) => x.clone(),
+            LaneExpr::Bin(BinOp::Eq, x, z) if matches!(**z, LaneExpr::Const(0)) => {
+                std::mem::swap(&mut a, &mut b);
+                x.clone()
+            }
+            _ => break,
+        };
+        c = next;
+    }
+    if let (LaneExpr::Const(x), LaneExpr::Const(y)) = (&*a, &*b)
+        && x == y
+    {
+        return a;
+    }
+    Rc::new(LaneExpr::Select(c, a, b))
 }
 
 /// Whether `a` and `b` are the same expression (QEMU's macros repeat their arguments'
@@ -1369,6 +1410,15 @@ fn arith(op: BinaryOp, a: &Int, b: &Int) -> Result<Int, String> {
                 && !(0..t.bits as i128).contains(&s)
             {
                 return Err(format!("a shift by {s} of a {}-bit value", t.bits));
+            }
+            // C gives no meaning to a shift by a negative count or by the width or more.
+            // QEMU shifts by such counts on branches not taken (`shamt > 0 ? 1 << (shamt -
+            // 1) : 0`), and once where it counts on the host: `vrotr` by 0 shifts a word left
+            // by 32, which x86 (and so qemu-hexagon) reads modulo 32. Counts are taken
+            // modulo the width, as the host does: the hardware check compares with qemu.
+            let mut pb = pb;
+            if pb.r.is_none_or(|(lo, hi)| lo < 0 || hi >= t.bits as i128) {
+                pb = bin(BinOp::And, &pb, &konst(t.bits as i128 - 1), pb.t);
             }
             if op == B::Shl {
                 let v = bin(BinOp::Shl, &pa, &pb, t);
