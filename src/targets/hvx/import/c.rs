@@ -205,6 +205,7 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
                 return Err(format!("the number `{word}`"));
             }
             let hex = digits.starts_with("0x") || digits.starts_with("0X");
+            let octal = !hex && digits.len() > 1 && digits.starts_with('0');
             let v = if hex {
                 i128::from_str_radix(&digits[2..], 16)
             } else if digits.len() > 1 && digits.starts_with('0') {
@@ -213,7 +214,8 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
                 digits.parse::<i128>()
             }
             .map_err(|_| format!("the number `{word}`"))?;
-            out.push(Tok::Num(v, literal_type(v, hex, suffix)?));
+            // Octal literals are typed as hexadecimal ones are.
+            out.push(Tok::Num(v, literal_type(v, hex || octal, suffix)?));
         } else if c == b'"' {
             i += 1;
             while i < b.len() && b[i] != b'"' {
@@ -251,6 +253,10 @@ fn named_type(name: &str) -> Option<CType> {
 
 /// The values of `t`.
 pub fn c_range(t: CType) -> (i128, i128) {
+    let t = CType {
+        bits: t.bits.clamp(1, 64),
+        ..t
+    };
     if t.signed {
         (-(1i128 << (t.bits - 1)), (1i128 << (t.bits - 1)) - 1)
     } else {
@@ -528,7 +534,12 @@ impl Parser {
 
     fn expr(&mut self) -> Result<CExpr, String> {
         let mut e = self.assign()?;
+        let mut chained = 0;
         while self.eat(",") {
+            chained += 1;
+            if self.depth + chained > MAX_DEPTH {
+                return Err(format!("nesting deeper than {MAX_DEPTH} levels"));
+            }
             let r = self.assign()?;
             e = CExpr::Comma(Rc::new(e), Rc::new(r));
         }
@@ -603,10 +614,16 @@ impl Parser {
             return self.unary();
         }
         let mut lhs = self.binary(min_prec + 1)?;
+        let mut chained = 0;
         'outer: loop {
             for (p, op) in LEVELS[min_prec as usize] {
                 // `&&` is not two `&`, nor `<=` a `<`: tokens are whole.
                 if self.eat(p) {
+                    // A chain nests to the left as deep as it is long.
+                    chained += 1;
+                    if self.depth + chained > MAX_DEPTH {
+                        return Err(format!("nesting deeper than {MAX_DEPTH} levels"));
+                    }
                     let rhs = self.binary(min_prec + 1)?;
                     lhs = CExpr::Binary(*op, Rc::new(lhs), Rc::new(rhs));
                     continue 'outer;
@@ -670,7 +687,12 @@ impl Parser {
 
     fn postfix(&mut self) -> Result<CExpr, String> {
         let mut e = self.primary()?;
+        let mut chained = 0;
         loop {
+            chained += 1;
+            if self.depth + chained > MAX_DEPTH {
+                return Err(format!("nesting deeper than {MAX_DEPTH} levels"));
+            }
             if self.eat(".") {
                 match self.peek().cloned() {
                     Some(Tok::Ident(f)) => {
@@ -795,6 +817,14 @@ mod tests {
                 signed: true
             }
         );
+        // Octal literals are typed as hexadecimal ones.
+        assert_eq!(
+            t("037777777777"),
+            CType {
+                bits: 32,
+                signed: false
+            }
+        );
         assert_eq!(
             t("0x0ffULL"),
             CType {
@@ -815,6 +845,19 @@ mod tests {
         let deep = format!("{}1{}", "(".repeat(500), ")".repeat(500));
         assert!(
             parse_stmt(&format!("x = {deep};"))
+                .unwrap_err()
+                .contains("nesting")
+        );
+        // Chains nest to the left as deep as they are long.
+        let chain = vec!["1"; 5000].join(" + ");
+        assert!(
+            parse_stmt(&format!("x = {chain};"))
+                .unwrap_err()
+                .contains("nesting")
+        );
+        let members = ".h".repeat(5000);
+        assert!(
+            parse_stmt(&format!("x = VuV{members};"))
                 .unwrap_err()
                 .contains("nesting")
         );

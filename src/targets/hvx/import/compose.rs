@@ -180,7 +180,7 @@ fn syntax_registers(syntax: &str) -> (Vec<String>, String) {
 
 /// Bytes of a register named in a syntax (`Vuu` is a pair, `Qv` a predicate, `Rt` a word).
 fn register_bytes(name: &str) -> Result<u32, String> {
-    match (name.as_bytes()[0], name.len()) {
+    match (name.as_bytes().first().copied().unwrap_or(0), name.len()) {
         (b'V', 2) => Ok(128),
         (b'V', 3) => Ok(256),
         (b'Q', 2) => Ok(16),

@@ -96,10 +96,35 @@ enum Val {
     },
 }
 
+/// What evaluation has computed so far: locals by scope (innermost last) and registers.
 #[derive(Clone, Debug)]
 struct State {
-    locals: HashMap<Rc<str>, Int>,
+    scopes: Vec<HashMap<Rc<str>, Int>>,
     regs: Vec<Reg>,
+    /// Counts assignments, so that an expression whose value is used on some lanes only
+    /// (an arm of `?:` on data, the right of `&&`) can be refused if it assigns.
+    writes: u64,
+}
+
+impl State {
+    fn local(&self, n: &str) -> Option<&Int> {
+        self.scopes.iter().rev().find_map(|s| s.get(n))
+    }
+
+    /// Assigns an existing local in the innermost scope that declares it.
+    fn set_local(&mut self, n: &Rc<str>, v: Int) {
+        self.writes += 1;
+        if let Some(s) = self.scopes.iter_mut().rev().find(|s| s.contains_key(n)) {
+            s.insert(n.clone(), v);
+        }
+    }
+
+    fn declare(&mut self, n: &Rc<str>, v: Int) {
+        self.writes += 1;
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(n.clone(), v);
+        }
+    }
 }
 
 /// The evaluator of one instruction's semantics.
@@ -403,6 +428,16 @@ impl Int {
 /// The unsigned value of bits `[lo, lo + w)` of `v` (as two's complement), with the
 /// extractions that name narrower lanes of an operand recognized.
 fn extract(v: &Int, lo: u32, w: u32) -> Int {
+    extract_in(v, lo, w, 0, &std::cell::Cell::new(EXTRACT_BUDGET))
+}
+
+/// Nodes one extraction may visit, and how deep: past them it stops simplifying (the value
+/// stays exact). QEMU's deepest chains (32 predicate bits set one at a time, read back a
+/// byte at a time) go about 150 deep; a hostile chain could take exponentially many nodes.
+const EXTRACT_BUDGET: u32 = 1 << 16;
+const EXTRACT_DEPTH: u32 = 256;
+
+fn extract_in(v: &Int, lo: u32, w: u32, depth: u32, budget: &std::cell::Cell<u32>) -> Int {
     let t = CType {
         bits: w.clamp(8, 64).next_power_of_two(),
         signed: false,
@@ -431,9 +466,12 @@ fn extract(v: &Int, lo: u32, w: u32) -> Int {
     }
     let sub = |x: &Rc<LaneExpr>, lo: u32| {
         let r = quick_range(x, 8);
-        extract(&Int { e: x.clone(), t, r }, lo, w)
+        extract_in(&Int { e: x.clone(), t, r }, lo, w, depth + 1, budget)
     };
+    let spent = budget.get() == 0 || depth > EXTRACT_DEPTH;
+    budget.set(budget.get().saturating_sub(1));
     match &*v.e {
+        _ if spent => {}
         LaneExpr::Input {
             operand,
             lane,
@@ -604,8 +642,9 @@ impl Eval {
         Eval {
             names,
             state: State {
-                locals: HashMap::new(),
+                scopes: vec![HashMap::new()],
                 regs: rs,
+                writes: 0,
             },
             steps: 0,
         }
@@ -647,14 +686,10 @@ impl Eval {
             CStmt::Empty => Ok(()),
             CStmt::Expr(e) => self.expr(e).map(|_| ()),
             CStmt::Block(b) => {
-                let saved: Vec<Rc<str>> = self.state.locals.keys().cloned().collect();
-                for s in b {
-                    self.stmt(s)?;
-                }
-                // Locals declared in the block go out of scope with it.
-                let keep: std::collections::HashSet<Rc<str>> = saved.into_iter().collect();
-                self.state.locals.retain(|k, _| keep.contains(k));
-                Ok(())
+                self.state.scopes.push(HashMap::new());
+                let r = b.iter().try_for_each(|s| self.stmt(s));
+                self.state.scopes.pop();
+                r
             }
             CStmt::Decl(t, names) => {
                 let DeclType::Int(t) = t else {
@@ -668,7 +703,7 @@ impl Eval {
                         }
                         None => konst(0).with_type(*t),
                     };
-                    self.state.locals.insert(n.clone(), v);
+                    self.state.declare(n, v);
                 }
                 Ok(())
             }
@@ -681,22 +716,11 @@ impl Eval {
                 }
             }
             CStmt::For(init, cond, step, body) => {
-                if let Some(i) = init {
-                    self.stmt(i)?;
-                }
-                loop {
-                    self.tick()?;
-                    if let Some(c) = cond
-                        && self.concrete(c, "a loop condition")? == 0
-                    {
-                        break;
-                    }
-                    self.stmt(body)?;
-                    if let Some(s) = step {
-                        self.expr(s)?;
-                    }
-                }
-                Ok(())
+                // A counter declared in the loop's head is the loop's own.
+                self.state.scopes.push(HashMap::new());
+                let r = self.for_loop(init.as_deref(), cond.as_ref(), step.as_ref(), body);
+                self.state.scopes.pop();
+                r
             }
             CStmt::While(c, body) => {
                 while self.concrete(c, "a loop condition")? != 0 {
@@ -712,6 +736,33 @@ impl Eval {
                     return Ok(());
                 }
             },
+        }
+    }
+
+    fn for_loop(
+        &mut self,
+        init: Option<&CStmt>,
+        cond: Option<&CExpr>,
+        step: Option<&CExpr>,
+        body: &CStmt,
+    ) -> Result<(), String> {
+        {
+            if let Some(i) = init {
+                self.stmt(i)?;
+            }
+            loop {
+                self.tick()?;
+                if let Some(c) = cond
+                    && self.concrete(c, "a loop condition")? == 0
+                {
+                    break;
+                }
+                self.stmt(body)?;
+                if let Some(s) = step {
+                    self.expr(s)?;
+                }
+            }
+            Ok(())
         }
     }
 
@@ -738,15 +789,57 @@ impl Eval {
                 r,
             }
         };
-        for (k, v) in then.locals.iter() {
-            if let Some(w) = els.locals.get(k) {
-                let m = pick(v, w);
-                self.state.locals.insert(k.clone(), m);
+        for (depth, scope) in then.scopes.iter().enumerate() {
+            for (k, v) in scope {
+                if let Some(w) = els.scopes.get(depth).and_then(|s| s.get(k)) {
+                    let m = pick(v, w);
+                    if let Some(s) = self.state.scopes.get_mut(depth) {
+                        s.insert(k.clone(), m);
+                    }
+                }
             }
         }
         for (r, (x, y)) in then.regs.iter().zip(&els.regs).enumerate() {
             let offs: std::collections::BTreeSet<u32> =
                 x.pieces.keys().chain(y.pieces.keys()).copied().collect();
+            // Where the two sides cut the register differently, merge it byte by byte (a
+            // piece-by-piece merge would leave pieces overlapping).
+            let mut end = 0;
+            let mut aligned = true;
+            for off in &offs {
+                let bits = |p: Option<&Piece>| p.map(|p| p.bits);
+                let (bx, by) = (bits(x.pieces.get(off)), bits(y.pieces.get(off)));
+                let b = bx.or(by).unwrap_or(8);
+                if *off < end || (bx.is_some() && by.is_some() && bx != by) {
+                    aligned = false;
+                    break;
+                }
+                end = off + b / 8;
+            }
+            if !aligned {
+                let mut bytes = std::collections::BTreeSet::new();
+                for p in [x, y] {
+                    for (o, piece) in &p.pieces {
+                        bytes.extend(*o..o + piece.bits / 8);
+                    }
+                }
+                let mut merged = BTreeMap::new();
+                for b in bytes {
+                    let v = pick(
+                        &read_in(&then, r, b, 8, false)?,
+                        &read_in(&els, r, b, 8, false)?,
+                    );
+                    let piece = Piece {
+                        bits: 8,
+                        signed: false,
+                        value: v.e,
+                        r: v.r,
+                    };
+                    merged.insert(b, piece);
+                }
+                self.state.regs[r].pieces = merged;
+                continue;
+            }
             for off in offs {
                 let (p, q) = (x.pieces.get(&off), y.pieces.get(&off));
                 let layout = |p: Option<&Piece>| p.map(|p| (p.bits, p.signed));
@@ -807,6 +900,7 @@ impl Eval {
     }
 
     fn write(&mut self, reg: usize, off: u32, bits: u32, signed: bool, v: &Int) -> Int {
+        self.state.writes += 1;
         let v = wrap(CType { bits, signed }, v);
         let bytes = bits / 8;
         let r = &mut self.state.regs[reg];
@@ -872,7 +966,7 @@ impl Eval {
 
     fn place(&mut self, e: &CExpr) -> Result<Place, String> {
         if let CExpr::Ident(n) = e
-            && let Some(v) = self.state.locals.get(n)
+            && let Some(v) = self.state.local(n)
         {
             return Ok(Place::Local(n.clone(), v.t));
         }
@@ -886,8 +980,7 @@ impl Eval {
         match p {
             Place::Local(n, _) => self
                 .state
-                .locals
-                .get(n)
+                .local(n)
                 .cloned()
                 .ok_or_else(|| format!("`{n}` out of scope")),
             Place::Lane(l) => match l {
@@ -906,7 +999,7 @@ impl Eval {
         match p {
             Place::Local(n, t) => {
                 let v = wrap(*t, v);
-                self.state.locals.insert(n.clone(), v.clone());
+                self.state.set_local(n, v.clone());
                 Ok(v)
             }
             Place::Lane(l) => self.assign(l, v),
@@ -922,7 +1015,7 @@ impl Eval {
                 r: Some((*v, *v)),
             }),
             CExpr::Ident(n) => {
-                if let Some(v) = self.state.locals.get(n) {
+                if let Some(v) = self.state.local(n) {
                     return Ok(Val::Int(v.clone()));
                 }
                 let reg = *self
@@ -1008,6 +1101,20 @@ impl Eval {
                     }
                 })
             }
+            CExpr::Binary(op @ (BinaryOp::LogAnd | BinaryOp::LogOr), a, b) => {
+                // C evaluates the right only where the left does not decide.
+                let a = self.int(a)?;
+                let decided = match a.konst() {
+                    Some(0) => *op == BinaryOp::LogAnd,
+                    Some(_) => *op == BinaryOp::LogOr,
+                    None => false,
+                };
+                if decided {
+                    return Ok(Val::Int(konst((*op == BinaryOp::LogOr) as i128)));
+                }
+                let b = self.pure_int(b)?;
+                Val::Int(arith(*op, &a, &b)?)
+            }
             CExpr::Binary(op, a, b) => {
                 let a = self.int(a)?;
                 let b = self.int(b)?;
@@ -1028,11 +1135,20 @@ impl Eval {
             CExpr::Cond(c, a, b) => {
                 let c = self.int(c)?;
                 match c.konst() {
-                    Some(0) => return self.expr(b),
-                    Some(_) => return self.expr(a),
+                    Some(k) => {
+                        let (taken, other) = if k == 0 { (b, a) } else { (a, b) };
+                        let v = promote(&self.int(taken)?);
+                        // The result has the type of both arms (C's usual conversions); the
+                        // other arm is typed without being run where it has no effects.
+                        let t = match pure(other).then(|| self.typed_only(other)) {
+                            Some(Some(o)) => common(v.t, o),
+                            _ => v.t,
+                        };
+                        return Ok(Val::Int(wrap(t, &v)));
+                    }
                     None => {
-                        let a = promote(&self.int(a)?);
-                        let b = promote(&self.int(b)?);
+                        let a = promote(&self.pure_int(a)?);
+                        let b = promote(&self.pure_int(b)?);
                         let t = common(a.t, b.t);
                         let (a, b) = (wrap(t, &a), wrap(t, &b));
                         if let Some(v) = idiom(&c, &a, &b) {
@@ -1069,23 +1185,41 @@ impl Eval {
                 let Some((last, init)) = body.split_last() else {
                     return Err("an empty statement expression".into());
                 };
-                let saved: Vec<Rc<str>> = self.state.locals.keys().cloned().collect();
-                for s in init {
-                    self.stmt(s)?;
-                }
-                let v = match last {
-                    CStmt::Expr(e) => self.int(e)?,
-                    _ => return Err("a statement expression without a value".into()),
-                };
-                let keep: std::collections::HashSet<Rc<str>> = saved.into_iter().collect();
-                self.state.locals.retain(|k, _| keep.contains(k));
-                Val::Int(v)
+                self.state.scopes.push(HashMap::new());
+                let v = init
+                    .iter()
+                    .try_for_each(|s| self.stmt(s))
+                    .and_then(|_| match last {
+                        CStmt::Expr(e) => self.int(e),
+                        _ => Err("a statement expression without a value".into()),
+                    });
+                self.state.scopes.pop();
+                Val::Int(v?)
             }
             CExpr::Comma(a, b) => {
                 self.expr(a)?;
                 return self.expr(b);
             }
         })
+    }
+
+    /// `e`'s value where it is used on some lanes only: refused if it assigns anything.
+    fn pure_int(&mut self, e: &CExpr) -> Result<Int, String> {
+        let before = self.state.writes;
+        let v = self.int(e)?;
+        if self.state.writes != before {
+            return Err("an assignment inside a condition that depends on the operands".into());
+        }
+        Ok(v)
+    }
+
+    /// The promoted C type of `e` (which has no effects), or `None` if it cannot be
+    /// evaluated (C types an arm it never runs; this evaluator finds types by evaluating).
+    fn typed_only(&mut self, e: &CExpr) -> Option<CType> {
+        let steps = self.steps;
+        let t = self.int(e).ok().map(|v| promote(&v).t);
+        self.steps = steps;
+        t
     }
 
     /// QEMU's helper functions the expanded macros call.
@@ -1240,9 +1374,9 @@ fn idiom(c: &Int, a: &Int, b: &Int) -> Option<Int> {
             let v = &a.e;
             // The value may have been converted to a 64-bit type for the comparison; no value
             // that wraps there equals an `n`-bit extension.
-            let y = match &**y {
-                LaneExpr::Wrap(e, inner) if e.bits() == 64 => inner,
-                _ => y,
+            let (y, stripped) = match &**y {
+                LaneExpr::Wrap(e, inner) if e.bits() == 64 => (inner, true),
+                _ => (y, false),
             };
             if !same(y, v, &mut budget) {
                 return None;
@@ -1266,7 +1400,8 @@ fn idiom(c: &Int, a: &Int, b: &Int) -> Option<Int> {
             } else {
                 return None;
             };
-            if !matches!(n, 8 | 16 | 32 | 64) {
+            // A 64-bit extension of a value wrapped to 64 bits could equal it.
+            if !matches!(n, 8 | 16 | 32 | 64) || (stripped && n == 64) {
                 return None;
             }
             // The extension QEMU compares with must be of those `n` bits.
@@ -1296,6 +1431,18 @@ fn idiom(c: &Int, a: &Int, b: &Int) -> Option<Int> {
             })
         }
         _ => None,
+    }
+}
+
+/// Whether `e` has no effects: no assignment, increment or statement expression.
+fn pure(e: &CExpr) -> bool {
+    match e {
+        CExpr::Num(..) | CExpr::Ident(_) | CExpr::Sizeof => true,
+        CExpr::Member(a, _) | CExpr::Unary(_, a) | CExpr::Cast(_, a) => pure(a),
+        CExpr::Index(a, b) | CExpr::Binary(_, a, b) | CExpr::Comma(a, b) => pure(a) && pure(b),
+        CExpr::Call(_, args) => args.iter().all(pure),
+        CExpr::Cond(c, a, b) => pure(c) && pure(a) && pure(b),
+        CExpr::Assign(..) | CExpr::Step { .. } | CExpr::StmtExpr(_) => false,
     }
 }
 
@@ -1508,7 +1655,7 @@ mod tests {
         );
         let l = ev.lane("VdV", 3, Elem::I32).unwrap();
         assert_eq!(format!("{l:?}").matches("Input").count(), 1, "{l:?}");
-        assert!(format!("{l:?}").contains("lane: 7"), "{l:?}");
+        assert!(format!("{l:?}").contains("lane: 7,"), "{l:?}");
     }
 
     #[test]
@@ -1522,13 +1669,104 @@ mod tests {
         assert!(matches!(*l, LaneExpr::Input { lane: 1, .. }), "{l:?}");
     }
 
+    /// `e`'s value when every input lane holds `input`.
+    fn value(e: &LaneExpr, input: i128) -> i128 {
+        use LaneExpr as L;
+        match e {
+            L::Input { elem: el, .. } => {
+                let t = CType {
+                    bits: el.bits(),
+                    signed: el.is_signed(),
+                };
+                wrap(t, &konst(input)).konst().unwrap()
+            }
+            L::Const(c) | L::Imm(c) => *c,
+            L::Bin(op, a, b) => fold(*op, value(a, input), value(b, input)).unwrap(),
+            L::Neg(a) => -value(a, input),
+            L::Abs(a) => value(a, input).abs(),
+            L::Not(t, a) => wrap(
+                CType {
+                    bits: t.bits(),
+                    signed: t.is_signed(),
+                },
+                &konst(!value(a, input)),
+            )
+            .konst()
+            .unwrap(),
+            L::Select(c, a, b) => {
+                if value(c, input) != 0 {
+                    value(a, input)
+                } else {
+                    value(b, input)
+                }
+            }
+            L::Wrap(t, a) => wrap(
+                CType {
+                    bits: t.bits(),
+                    signed: t.is_signed(),
+                },
+                &konst(value(a, input)),
+            )
+            .konst()
+            .unwrap(),
+            L::Saturate(t, a) => {
+                let (lo, hi) = c_range(CType {
+                    bits: t.bits(),
+                    signed: t.is_signed(),
+                });
+                value(a, input).clamp(lo, hi)
+            }
+        }
+    }
+
+    fn lane_value(src: &str, lane: u32, e: Elem, input: i128) -> i128 {
+        value(&run(src).lane("VdV", lane, e).unwrap(), input)
+    }
+
     #[test]
     fn c_conversions_are_followed() {
         // An unsigned byte promoted to int, minus one: -1 for zero, not 255.
-        let ev = run("{ VdV.w[0] = VuV.ub[0] - 1; VdV.uw[1] = (uint8_t)(VuV.ub[0] - 1); }");
-        let l = ev.lane("VdV", 0, Elem::I32).unwrap();
-        assert!(l.range().unwrap().0 < 0, "{l:?}");
-        let l = ev.lane("VdV", 1, Elem::U32).unwrap();
-        assert_eq!(l.range().unwrap(), (0, 255), "{l:?}");
+        let src = "{ VdV.w[0] = VuV.ub[0] - 1; VdV.uw[1] = (uint8_t)(VuV.ub[0] - 1); }";
+        assert_eq!(lane_value(src, 0, Elem::I32, 0), -1);
+        assert_eq!(lane_value(src, 1, Elem::U32, 0), 255);
+        assert_eq!(lane_value(src, 1, Elem::U32, 5), 4);
+        // A constant `?:` has the type of both arms: `-1` meets `0u` as unsigned.
+        let src = "{ VdV.ud[0] = (int64_t)(1 ? -1 : 0u); }";
+        assert_eq!(lane_value(src, 0, Elem::U64, 0), 4294967295);
+    }
+
+    #[test]
+    fn inner_declarations_shadow_and_outer_assignments_stay() {
+        let src = "{ int t = 1; { int t = 2; t = 5; } VdV.w[0] = t; { t = 3; } VdV.w[1] = t; }";
+        assert_eq!(lane_value(src, 0, Elem::I32, 0), 1);
+        assert_eq!(lane_value(src, 1, Elem::I32, 0), 3);
+    }
+
+    #[test]
+    fn branches_that_cut_a_register_differently_merge_byte_by_byte() {
+        let src = "{ if (VuV.ub[0]) { VdV.w[0] = 0x01020304; } else { VdV.b[1] = 5; } }";
+        assert_eq!(lane_value(src, 2, Elem::U8, 1), 2);
+        assert_eq!(lane_value(src, 1, Elem::U8, 1), 3);
+        assert_eq!(lane_value(src, 2, Elem::U8, 0), 0);
+        assert_eq!(lane_value(src, 1, Elem::U8, 0), 5);
+    }
+
+    #[test]
+    fn only_what_c_evaluates_is_evaluated() {
+        // The right of `&&` is not run where the left decides (the shift would be refused).
+        assert_eq!(
+            lane_value("{ VdV.w[0] = 0 && (1 << 40); }", 0, Elem::I32, 0),
+            0
+        );
+        assert_eq!(
+            lane_value("{ VdV.w[0] = 1 || (1 << 40); }", 0, Elem::I32, 0),
+            1
+        );
+        // An assignment in an arm chosen lane by lane is refused, not run on every lane.
+        let mut ev = Eval::new(&regs());
+        let body =
+            super::super::c::parse_stmt("{ int x = 0; VdV.w[0] = VuV.ub[0] ? (x = 1) : (x = 2); }")
+                .unwrap();
+        assert!(ev.run(&body).unwrap_err().contains("assignment"));
     }
 }
