@@ -240,7 +240,7 @@ fn family_of(vendor: &str) -> Result<&'static crate::targets::Family, CliError> 
 /// Proves the imported descriptions against the hand-written ones and says how it went.
 fn cross_check_text(vendor: &str, report: &Report) -> Result<String, CliError> {
     crate::verify::solver_available("z3").map_err(CliError::Other)?;
-    let hand = (family_of(vendor)?.isa)().map_err(|d| CliError::Other(d.to_string()))?;
+    let hand = (family_of(vendor)?.hand_isa)().map_err(|d| CliError::Other(d.to_string()))?;
     let checks = crate::verify::crosscheck::cross_check(
         &report.entries,
         hand,

@@ -120,6 +120,30 @@ impl Isa {
         Isa::load(target, &sources)
     }
 
+    /// [`Isa::load_files`], plus the descriptions `imported` (a family's generated file)
+    /// holds of intrinsics the hand-written files do not describe: those add instructions,
+    /// the others are the hand-written ones' doubles (proved equal by the cross-check).
+    pub fn load_files_with_imported(
+        target: &str,
+        files: &[(&str, &str)],
+        imported: (&str, &str),
+    ) -> Result<Isa, Diag> {
+        let mut isa = Isa::load_files(target, files)?;
+        let hand: std::collections::HashSet<String> =
+            isa.instrs.iter().map(|i| i.intrinsic.clone()).collect();
+        let src = Source::new(imported.0, imported.1);
+        for it in desc::instantiate_file(&src, target)? {
+            if hand.contains(&it.instr.intrinsic) {
+                continue;
+            }
+            isa.instrs.push(it.instr);
+            if let Some(r) = it.rule {
+                isa.derived.push(r);
+            }
+        }
+        Ok(isa)
+    }
+
     /// Loads description files for a target family.
     pub fn load(target: &str, sources: &[Arc<Source>]) -> Result<Isa, Diag> {
         let mut isa = Isa {

@@ -29,6 +29,9 @@ pub struct Family {
     pub name: &'static str,
     /// Every description of the family (all features), loaded once.
     pub isa: fn() -> Result<&'static Isa, Diag>,
+    /// The hand-written descriptions alone: what imported ones are cross-checked against
+    /// (`isa` may also hold imported descriptions of intrinsics these do not describe).
+    pub hand_isa: fn() -> Result<&'static Isa, Diag>,
     /// The hand-written lowering rules: (path shown in diagnostics, text).
     pub rules: (&'static str, &'static str),
     /// Reads the vendor's specification into descriptions (`harrow isa import`), if the

@@ -44,6 +44,7 @@ pub const FILES: &[(&str, &str)] = &[
 pub static FAMILY: Family = Family {
     name: "arm",
     isa: all,
+    hand_isa: all,
     rules: ("src/targets/arm/lower.rules", include_str!("lower.rules")),
     importer: None,
     imported: None,

@@ -49,6 +49,7 @@ pub const FILES: &[(&str, &str)] = &[
 pub static FAMILY: Family = Family {
     name: "hvx",
     isa: all,
+    hand_isa: hand,
     rules: ("src/targets/hvx/lower.rules", include_str!("lower.rules")),
     importer: Some(import::import),
     imported: Some((
@@ -374,17 +375,48 @@ char *halide_string_to_string(char *dst, char *end, const char *arg) {
 }
 "#;
 
-static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| Isa::load_files("hvx", FILES));
+// The hand-written descriptions, and the imported ones of intrinsics they do not describe.
+static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| match FAMILY.imported {
+    Some(imported) => Isa::load_files_with_imported("hvx", FILES, imported),
+    None => Isa::load_files("hvx", FILES),
+});
 
 /// Every HVX instruction description.
 pub fn all() -> Result<&'static Isa, Diag> {
     ALL.as_ref().map_err(|d| d.clone())
 }
 
+static HAND: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| Isa::load_files("hvx", FILES));
+
+/// The hand-written HVX descriptions alone.
+pub fn hand() -> Result<&'static Isa, Diag> {
+    HAND.as_ref().map_err(|d| d.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::isa::target::Target;
+
+    #[test]
+    fn the_tables_hold_imported_descriptions_of_intrinsics_not_described_by_hand() {
+        let hand = hand().unwrap();
+        let all = all().unwrap();
+        let hand_names: std::collections::HashSet<&str> =
+            hand.instrs.iter().map(|i| i.intrinsic.as_str()).collect();
+        let added: Vec<&str> = all.instrs[hand.instrs.len()..]
+            .iter()
+            .map(|i| i.intrinsic.as_str())
+            .collect();
+        println!(
+            "{} hand-written, {} imported added",
+            hand.instrs.len(),
+            added.len()
+        );
+        assert!(added.len() >= 90, "{} added", added.len());
+        assert!(added.iter().all(|n| !hand_names.contains(n)));
+        assert!(added.contains(&"Q6_V_vmux_QVV"));
+    }
 
     #[test]
     fn register_types() {

@@ -53,6 +53,7 @@ pub const FILES: &[(&str, &str)] = &[
 pub static FAMILY: Family = Family {
     name: "riscv",
     isa: all,
+    hand_isa: all,
     rules: (
         "src/targets/riscv_v/lower.rules",
         include_str!("lower.rules"),

@@ -46,6 +46,7 @@ pub const FILES: &[(&str, &str)] = &[
 pub static FAMILY: Family = Family {
     name: "x86",
     isa: all,
+    hand_isa: all,
     rules: ("src/targets/x86/lower.rules", include_str!("lower.rules")),
     importer: Some(import::import),
     imported: Some((

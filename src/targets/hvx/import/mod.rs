@@ -170,7 +170,8 @@ fn intrinsics(text: &str) -> Vec<Intrinsic> {
     for line in text.lines() {
         let l = line.trim();
         if let Some(v) = l.strip_prefix("#if __HVX_ARCH__ >= ") {
-            version = v.trim().parse().unwrap_or(0);
+            // A version that does not read is not one harrow's target has.
+            version = v.trim().parse().unwrap_or(u32::MAX);
         } else if let Some(s) = l.strip_prefix("Assembly Syntax:") {
             syntax = s.trim().to_string();
         } else if let Some(s) = l.strip_prefix("C Intrinsic Prototype:") {
@@ -618,7 +619,7 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
         )
     })?;
     let intrs = intrinsics(&header);
-    let hand = super::all().map_err(|d| d.to_string())?;
+    let hand = super::hand().map_err(|d| d.to_string())?;
     let mut costs = HashMap::new();
     for i in &hand.instrs {
         costs
