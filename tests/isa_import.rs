@@ -2,6 +2,8 @@
 //! the committed file is what the importer writes today, and every imported description
 //! agrees with the host CPU.
 
+mod common;
+
 use harrow::isa::{hwcheck, toolchain::require as require_tool};
 use harrow::targets::x86;
 
@@ -66,44 +68,9 @@ fn imported() -> Option<harrow::isa::import::Report> {
 
 #[test]
 fn imported_and_hand_written_descriptions_agree() {
-    if let Err(e) = harrow::verify::solver_available("z3") {
-        panic!("{e}");
-    }
     let Some(report) = imported() else { return };
     let hand = x86::all().unwrap_or_else(|d| panic!("{d}"));
-    let opts = harrow::verify::Options::default();
-    let checks = harrow::verify::crosscheck::cross_check(&report.entries, hand, &opts)
-        .unwrap_or_else(|e| panic!("{e}"));
-    println!(
-        "{} imported descriptions compared with hand-written ones",
-        checks.len()
-    );
-    assert!(checks.len() >= 200, "{} compared", checks.len());
-    let bad: Vec<_> = checks
-        .iter()
-        .filter(|c| !matches!(c.verdict, harrow::verify::Verdict::Proved))
-        .collect();
-    assert!(bad.is_empty(), "{} disagreements: {bad:#?}", bad.len());
-
-    // The check can fail: a saturating add imported as a wrapping one is refuted.
-    let mut wrong = report
-        .entries
-        .iter()
-        .find(|e| e.intrinsic == "_mm256_adds_epu8")
-        .expect("_mm256_adds_epu8 is imported")
-        .clone();
-    let a = harrow::ir::Expr::var("a", wrong.params[0].1);
-    let b = harrow::ir::Expr::var("b", wrong.params[1].1);
-    wrong.semantics = harrow::ir::mk(harrow::ir::Op::Add, vec![a, b]);
-    let checks = harrow::verify::crosscheck::cross_check(&[wrong], hand, &opts)
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        matches!(
-            checks[0].verdict,
-            harrow::verify::Verdict::Counterexample(_)
-        ),
-        "{checks:?}"
-    );
+    common::assert_imports_agree_with_hand(&report.entries, hand, 200, "_mm256_adds_epu8");
 }
 
 #[test]
@@ -112,32 +79,7 @@ fn committed_import_is_what_the_importer_writes() {
         println!("skipped: ../shared not found");
         return;
     }
-    let (report, text) = harrow::cli::isa::import("intel", None).unwrap_or_else(|e| panic!("{e}"));
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let skipped = harrow::isa::import::write_skips(&report.skipped);
-    for (path, fresh) in [
-        (COMMITTED.to_string(), text),
-        (COMMITTED.replace(".isa", ".skipped.tsv"), skipped),
-    ] {
-        let old = std::fs::read_to_string(root.join(&path)).unwrap_or_default();
-        if old != fresh {
-            let first = old
-                .lines()
-                .zip(fresh.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(old.lines().count().min(fresh.lines().count()));
-            panic!(
-                "{path} is stale (first difference at line {}): regenerate it with \
-                 `harrow isa import --vendor intel --out src/targets/x86/imported`",
-                first + 1
-            );
-        }
-    }
-    assert!(
-        report.entries.len() >= 1400,
-        "{} imported",
-        report.entries.len()
-    );
+    common::assert_import_is_committed("intel", COMMITTED, 1400);
 }
 
 #[test]

@@ -33,45 +33,10 @@ fn imported() -> Option<harrow::isa::import::Report> {
 
 #[test]
 fn imported_and_hand_written_hvx_descriptions_agree() {
-    if let Err(e) = harrow::verify::solver_available("z3") {
-        panic!("{e}");
-    }
     common::require_tools(&[("clang-19", "clang-19")]);
     let Some(report) = imported() else { return };
     let hand = hvx::hand().unwrap_or_else(|d| panic!("{d}"));
-    let opts = harrow::verify::Options::default();
-    let checks = harrow::verify::crosscheck::cross_check(&report.entries, hand, &opts)
-        .unwrap_or_else(|e| panic!("{e}"));
-    println!(
-        "{} imported descriptions compared with hand-written ones",
-        checks.len()
-    );
-    assert!(checks.len() >= 150, "{} compared", checks.len());
-    let bad: Vec<_> = checks
-        .iter()
-        .filter(|c| !matches!(c.verdict, harrow::verify::Verdict::Proved))
-        .collect();
-    assert!(bad.is_empty(), "{} disagreements: {bad:#?}", bad.len());
-
-    // The check can fail: a saturating add imported as a wrapping one is refuted.
-    let mut wrong = report
-        .entries
-        .iter()
-        .find(|e| e.intrinsic == "Q6_Vub_vadd_VubVub_sat")
-        .expect("Q6_Vub_vadd_VubVub_sat is imported")
-        .clone();
-    let a = harrow::ir::Expr::var("vu", wrong.params[0].1);
-    let b = harrow::ir::Expr::var("vv", wrong.params[1].1);
-    wrong.semantics = harrow::ir::mk(harrow::ir::Op::Add, vec![a, b]);
-    let checks = harrow::verify::crosscheck::cross_check(&[wrong], hand, &opts)
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        matches!(
-            checks[0].verdict,
-            harrow::verify::Verdict::Counterexample(_)
-        ),
-        "{checks:?}"
-    );
+    common::assert_imports_agree_with_hand(&report.entries, hand, 150, "Q6_Vub_vadd_VubVub_sat");
 }
 
 #[test]
@@ -80,32 +45,5 @@ fn committed_hexagon_import_is_what_the_importer_writes() {
         return;
     }
     common::require_tools(&[("clang-19", "clang-19")]);
-    let (report, text) =
-        harrow::cli::isa::import("hexagon", None).unwrap_or_else(|e| panic!("{e}"));
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let skipped = harrow::isa::import::write_skips(&report.skipped);
-    for (path, fresh) in [
-        (COMMITTED.to_string(), text),
-        (COMMITTED.replace(".isa", ".skipped.tsv"), skipped),
-    ] {
-        let old = std::fs::read_to_string(root.join(&path)).unwrap_or_default();
-        if old != fresh {
-            let first = old
-                .lines()
-                .zip(fresh.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(old.lines().count().min(fresh.lines().count()));
-            panic!(
-                "{path} is stale (first difference at line {}): regenerate it with \
-                 `harrow isa import --vendor hexagon --out src/targets/hvx/imported`",
-                first + 1
-            );
-        }
-    }
-    assert!(
-        report.entries.len() >= 300,
-        "{} imported",
-        report.entries.len()
-    );
-    assert_eq!(report.vendor_entries, 530);
+    common::assert_import_is_committed("hexagon", COMMITTED, 300);
 }

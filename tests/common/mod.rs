@@ -98,3 +98,82 @@ pub fn require_tools(tools: &[(&str, &str)]) {
         }
     }
 }
+
+/// Every imported description of `entries` with a hand-written counterpart in `hand` is
+/// proved equal to it (at least `min` compared), and the check can fail: `intrinsic`'s
+/// imported semantics replaced by a wrapping add of its two operands is refuted.
+pub fn assert_imports_agree_with_hand(
+    entries: &[harrow::isa::import::Entry],
+    hand: &harrow::isa::Isa,
+    min: usize,
+    intrinsic: &str,
+) {
+    if let Err(e) = harrow::verify::solver_available("z3") {
+        panic!("{e}");
+    }
+    let opts = harrow::verify::Options::default();
+    let checks = harrow::verify::crosscheck::cross_check(entries, hand, &opts)
+        .unwrap_or_else(|e| panic!("{e}"));
+    println!(
+        "{} imported descriptions compared with hand-written ones",
+        checks.len()
+    );
+    assert!(checks.len() >= min, "{} compared", checks.len());
+    let bad: Vec<_> = checks
+        .iter()
+        .filter(|c| !matches!(c.verdict, harrow::verify::Verdict::Proved))
+        .collect();
+    assert!(bad.is_empty(), "{} disagreements: {bad:#?}", bad.len());
+    let mut wrong = entries
+        .iter()
+        .find(|e| e.intrinsic == intrinsic)
+        .unwrap_or_else(|| panic!("{intrinsic} is imported"))
+        .clone();
+    let a = harrow::ir::Expr::var(wrong.params[0].0.as_str(), wrong.params[0].1);
+    let b = harrow::ir::Expr::var(wrong.params[1].0.as_str(), wrong.params[1].1);
+    wrong.semantics = harrow::ir::mk(harrow::ir::Op::Add, vec![a, b]);
+    let checks = harrow::verify::crosscheck::cross_check(&[wrong], hand, &opts)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        matches!(
+            checks[0].verdict,
+            harrow::verify::Verdict::Counterexample(_)
+        ),
+        "{checks:?}"
+    );
+}
+
+/// `harrow isa import --vendor VENDOR` writes what is committed at `committed` (the `.isa`
+/// file, and the `.skipped.tsv` beside it); at least `min` descriptions are imported.
+pub fn assert_import_is_committed(vendor: &str, committed: &str, min: usize) {
+    let (report, text) = harrow::cli::isa::import(vendor, None).unwrap_or_else(|e| panic!("{e}"));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let skipped = harrow::isa::import::write_skips(&report.skipped);
+    let dir = std::path::Path::new(committed)
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    for (path, fresh) in [
+        (committed.to_string(), text),
+        (committed.replace(".isa", ".skipped.tsv"), skipped),
+    ] {
+        let old = std::fs::read_to_string(root.join(&path)).unwrap_or_default();
+        if old != fresh {
+            let first = old
+                .lines()
+                .zip(fresh.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(old.lines().count().min(fresh.lines().count()));
+            panic!(
+                "{path} is stale (first difference at line {}): regenerate it with \
+                 `harrow isa import --vendor {vendor} --out {dir}`",
+                first + 1
+            );
+        }
+    }
+    assert!(
+        report.entries.len() >= min,
+        "{} imported",
+        report.entries.len()
+    );
+}

@@ -135,6 +135,18 @@ impl Report {
     }
 }
 
+/// The cost of each intrinsic the hand-written descriptions `hand` price (the first
+/// instantiation's): imported descriptions of the same intrinsics take it.
+pub fn hand_costs(hand: &crate::isa::Isa) -> BTreeMap<String, (f32, f32)> {
+    let mut costs = BTreeMap::new();
+    for i in &hand.instrs {
+        costs
+            .entry(i.intrinsic.clone())
+            .or_insert((i.cost.latency, i.cost.throughput));
+    }
+    costs
+}
+
 /// What a family's importer is given.
 pub struct ImportContext<'a> {
     /// The `shared/vendor` folder.

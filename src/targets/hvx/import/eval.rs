@@ -64,6 +64,20 @@ struct Piece {
     r: Range,
 }
 
+impl Piece {
+    /// The piece as a value of its own type.
+    fn int(&self) -> Int {
+        Int {
+            e: self.value.clone(),
+            t: CType {
+                bits: self.bits,
+                signed: self.signed,
+            },
+            r: self.r,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Reg {
     bytes: u32,
@@ -915,14 +929,7 @@ impl Eval {
             let Some(p) = r.pieces.remove(&o) else {
                 continue;
             };
-            let whole = Int {
-                e: p.value.clone(),
-                t: CType {
-                    bits: p.bits,
-                    signed: p.signed,
-                },
-                r: p.r,
-            };
+            let whole = p.int();
             for k in 0..p.bits / 8 {
                 let at = o + k;
                 if at >= off && at < off + bytes {
@@ -1482,14 +1489,7 @@ fn read_in(st: &State, reg: usize, off: u32, bits: u32, signed: bool) -> Result<
     if let Some((o, p)) = r.pieces.range(..=off).next_back()
         && o + p.bits / 8 >= off + bytes
     {
-        let whole = Int {
-            e: p.value.clone(),
-            t: CType {
-                bits: p.bits,
-                signed: p.signed,
-            },
-            r: p.r,
-        };
+        let whole = p.int();
         let u = extract(&whole, 8 * (off - o), bits);
         return Ok(wrap(t, &u));
     }
@@ -1528,14 +1528,7 @@ fn read_in(st: &State, reg: usize, off: u32, bits: u32, signed: bool) -> Result<
         let at = off + k;
         let byte = match r.pieces.range(..=at).next_back() {
             Some((o, p)) if o + p.bits / 8 > at => {
-                let whole = Int {
-                    e: p.value.clone(),
-                    t: CType {
-                        bits: p.bits,
-                        signed: p.signed,
-                    },
-                    r: p.r,
-                };
+                let whole = p.int();
                 extract(&whole, 8 * (at - o), 8)
             }
             _ => base(at, 8, false),

@@ -380,7 +380,7 @@ fn translate(
     insn: &Insn,
     intr: &Intrinsic,
     body: &c::CStmt,
-    costs: &HashMap<String, (f32, f32)>,
+    costs: &std::collections::BTreeMap<String, (f32, f32)>,
 ) -> Result<Entry, Skip> {
     let unsupported = |d: String| skip(&intr.name, SkipReason::Unsupported, d);
     let sh = shape(intr)?;
@@ -423,7 +423,7 @@ fn translate_composite(
     insn: &Insn,
     intr: &Intrinsic,
     lib: &compose::Library,
-    costs: &HashMap<String, (f32, f32)>,
+    costs: &std::collections::BTreeMap<String, (f32, f32)>,
 ) -> Result<Entry, Skip> {
     let unsupported = |d: String| skip(&intr.name, SkipReason::Unsupported, d);
     let sh = shape(intr)?;
@@ -439,7 +439,7 @@ fn finish(
     insn: &Insn,
     intr: &Intrinsic,
     sh: &Shape,
-    costs: &HashMap<String, (f32, f32)>,
+    costs: &std::collections::BTreeMap<String, (f32, f32)>,
     lanes_at: impl Fn(Elem) -> Result<Vec<Rc<LaneExpr>>, String>,
 ) -> Result<Entry, Skip> {
     let mut widths: Vec<Elem> = sh.declared.into_iter().collect();
@@ -546,7 +546,7 @@ fn entry(
     ops: Vec<Operand>,
     sem: Expr,
     result: Type,
-    costs: &HashMap<String, (f32, f32)>,
+    costs: &std::collections::BTreeMap<String, (f32, f32)>,
 ) -> Entry {
     let hand = costs.get(&intr.name).copied();
     let class = CLASS_COSTS
@@ -620,12 +620,7 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
     })?;
     let intrs = intrinsics(&header);
     let hand = super::hand().map_err(|d| d.to_string())?;
-    let mut costs = HashMap::new();
-    for i in &hand.instrs {
-        costs
-            .entry(i.intrinsic.clone())
-            .or_insert((i.cost.latency, i.cost.throughput));
-    }
+    let costs = crate::isa::import::hand_costs(hand);
     let mut report = Report {
         vendor_entries: insns.len(),
         ..Default::default()

@@ -7,7 +7,6 @@ mod calls;
 pub mod eval;
 pub mod pseudo;
 
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::ir::Expr;
@@ -344,7 +343,7 @@ fn immediate(r: &Raw) -> Option<(String, u32, i128, i128)> {
 fn translate(
     r: &Raw,
     features: Vec<String>,
-    costs: &HashMap<String, (f32, f32)>,
+    costs: &std::collections::BTreeMap<String, (f32, f32)>,
 ) -> Result<Vec<Entry>, Skip> {
     let unsupported = |d: String| skip(r, SkipReason::Unsupported, d);
     let text = r
@@ -439,12 +438,7 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let raws = read_xml(&text)?;
     let hand = super::all().map_err(|d| d.to_string())?;
-    let mut costs = HashMap::new();
-    for i in &hand.instrs {
-        costs
-            .entry(i.intrinsic.clone())
-            .or_insert((i.cost.latency, i.cost.throughput));
-    }
+    let costs = crate::isa::import::hand_costs(hand);
     let mut report = Report {
         vendor_entries: raws.len(),
         ..Default::default()
@@ -509,7 +503,7 @@ pub fn exercise(operation: &str) -> Result<usize, String> {
         instruction: Some("vexercise".into()),
     };
     let features = screen(&raw).map_err(|s| s.detail)?;
-    translate(&raw, features, &HashMap::new())
+    translate(&raw, features, &std::collections::BTreeMap::new())
         .map(|e| e.len())
         .map_err(|s| s.detail)
 }
