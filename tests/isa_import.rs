@@ -10,10 +10,7 @@ use harrow::targets::x86;
 const COMMITTED: &str = "src/targets/x86/imported/intel.isa";
 
 fn committed() -> harrow::isa::Isa {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(COMMITTED);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let src = harrow::diag::Source::new(COMMITTED, text);
-    harrow::isa::Isa::load("x86", &[src]).unwrap_or_else(|d| panic!("{d}"))
+    common::load_committed("x86", COMMITTED)
 }
 
 #[test]

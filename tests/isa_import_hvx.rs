@@ -9,10 +9,7 @@ use harrow::targets::hvx;
 const COMMITTED: &str = "src/targets/hvx/imported/hexagon.isa";
 
 fn committed() -> harrow::isa::Isa {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(COMMITTED);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let src = harrow::diag::Source::new(COMMITTED, text);
-    harrow::isa::Isa::load("hvx", &[src]).unwrap_or_else(|d| panic!("{d}"))
+    common::load_committed("hvx", COMMITTED)
 }
 
 #[test]

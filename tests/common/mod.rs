@@ -177,3 +177,11 @@ pub fn assert_import_is_committed(vendor: &str, committed: &str, min: usize) {
         report.entries.len()
     );
 }
+
+/// The committed imported descriptions at `path` (in the repository) of `family`.
+pub fn load_committed(family: &str, path: &str) -> harrow::isa::Isa {
+    let full = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
+    let src = harrow::diag::Source::new(path, text);
+    harrow::isa::Isa::load(family, &[src]).unwrap_or_else(|d| panic!("{d}"))
+}
