@@ -6,6 +6,7 @@
 //! report, the `.isa` text they are written as, and the cross-check of imported entries
 //! against the hand-written descriptions of the same intrinsics.
 
+pub mod bits;
 pub mod classes;
 pub mod lanes;
 

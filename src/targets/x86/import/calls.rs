@@ -4,9 +4,9 @@
 
 use std::rc::Rc;
 
-use super::bits::{Bits, Seg, Src};
 use super::eval::{Env, Eval, Flow, Val, int_of, sized};
 use super::pseudo::PExpr;
+use crate::isa::import::bits::{Bits, Seg, Src};
 use crate::isa::import::lanes::{BinOp, LaneExpr};
 use crate::types::Elem;
 

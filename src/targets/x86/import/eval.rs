@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::bits::{Bits, Seg, Src};
 use super::pseudo::{PExpr, Stmt};
+use crate::isa::import::bits::{self, Bits, Seg, Src};
 use crate::isa::import::lanes::{BinOp, LaneExpr};
 use crate::types::Elem;
 
@@ -49,6 +49,8 @@ pub(super) enum Flow {
 
 pub(super) struct Eval<'a> {
     pub(super) operands: &'a [OperandInfo],
+    /// The operands' element types, as [`bits::bits_num`] takes them.
+    elems: Vec<Elem>,
     /// Bits per chunk of a bitwise operation on whole registers (the result lane width).
     pub(super) chunk: u32,
     /// Bits of the immediate operand.
@@ -87,6 +89,7 @@ impl<'a> Eval<'a> {
     fn new(operands: &'a [OperandInfo], imm: Option<ImmValue>, chunk: u32) -> Self {
         Eval {
             operands,
+            elems: operands.iter().map(|o| o.elem).collect(),
             chunk,
             imm_bits: imm.map_or(8, |i| i.bits),
             imm_concrete: std::cell::Cell::new(false),
@@ -342,48 +345,7 @@ impl Eval<'_> {
     }
 
     fn merge_bits(&self, cond: &Rc<LaneExpr>, a: &Bits, b: &Bits) -> Result<Bits, String> {
-        // Cut both at every segment boundary of either.
-        let mut cuts = std::collections::BTreeSet::new();
-        for bits in [a, b] {
-            let mut at = 0;
-            for s in &bits.0 {
-                cuts.insert(at);
-                at += s.len;
-                cuts.insert(at);
-            }
-        }
-        let cuts: Vec<u32> = cuts.into_iter().collect();
-        let mut out = Vec::new();
-        for w in cuts.windows(2) {
-            let (lo, len) = (w[0], w[1] - w[0]);
-            let (x, y) = (a.sub(lo, len), b.sub(lo, len));
-            let same = match (&x.0[0].src, &y.0[0].src) {
-                (Src::Reg(i), Src::Reg(j)) => i == j && x.0[0].lo == y.0[0].lo,
-                (Src::Zero, Src::Zero) | (Src::Undef, Src::Undef) => true,
-                (Src::Num(p), Src::Num(q)) => Rc::ptr_eq(p, q) && x.0[0].lo == y.0[0].lo,
-                _ => false,
-            };
-            if same {
-                out.extend(x.0);
-                continue;
-            }
-            if matches!(x.0[0].src, Src::Undef) || matches!(y.0[0].src, Src::Undef) {
-                // Written on one path only: the other path leaves it unspecified.
-                out.extend(if matches!(x.0[0].src, Src::Undef) {
-                    y.0
-                } else {
-                    x.0
-                });
-                continue;
-            }
-            let (p, q) = (self.bits_num(&x, None)?, self.bits_num(&y, None)?);
-            out.push(Seg {
-                src: Src::Num(Rc::new(LaneExpr::Select(cond.clone(), p, q))),
-                lo: 0,
-                len,
-            });
-        }
-        Ok(Bits(out))
+        bits::merge_bits(cond, a, b, &self.elems)
     }
 
     fn assign(&mut self, target: &PExpr, v: Val, env: &mut Env) -> Result<(), String> {
@@ -484,116 +446,7 @@ impl Eval<'_> {
     }
 
     pub(super) fn bits_num(&self, b: &Bits, signed: Option<bool>) -> Result<Rc<LaneExpr>, String> {
-        let segs = &b.0;
-        let Some(first) = segs.first() else {
-            return Err("an empty bit string used as a number".into());
-        };
-        // Zeros above the first segment: zero extension.
-        if segs.len() > 1 {
-            if segs[1..].iter().all(|s| matches!(s.src, Src::Zero)) {
-                let n = self.bits_num(&Bits(vec![first.clone()]), Some(false))?;
-                return Ok(n);
-            }
-            return Err("a value assembled from pieces used as a number".into());
-        }
-        let Seg { src, lo, len } = first;
-        let (lo, len) = (*lo, *len);
-        match src {
-            Src::Zero => Ok(Rc::new(LaneExpr::Const(0))),
-            Src::Undef => Err("reads bits that were never written".into()),
-            Src::Num(e)
-                if lo == 0 && len < 64 && e.range().is_some_and(|r| r.0 >= 0 && r.1 < 1 << len) =>
-            {
-                Ok(e.clone())
-            }
-            Src::Num(e) => {
-                let shifted = if lo == 0 {
-                    e.clone()
-                } else {
-                    Rc::new(LaneExpr::Bin(
-                        BinOp::Shr,
-                        e.clone(),
-                        Rc::new(LaneExpr::Const(lo as i128)),
-                    ))
-                };
-                let natural = e.range().map(|r| r.0 < 0).unwrap_or(false);
-                let s = signed.unwrap_or(natural);
-                match Elem::from_bits(len, s) {
-                    Some(t) => {
-                        let fits = shifted
-                            .range()
-                            .is_some_and(|r| t.min_value() <= r.0 && Some(r.1) <= t.max_value());
-                        Ok(if fits {
-                            shifted
-                        } else {
-                            Rc::new(LaneExpr::Wrap(t, shifted))
-                        })
-                    }
-                    None if len < 64 => {
-                        let mask = (1i128 << len) - 1;
-                        Ok(Rc::new(LaneExpr::Bin(
-                            BinOp::And,
-                            shifted,
-                            Rc::new(LaneExpr::Const(mask)),
-                        )))
-                    }
-                    None => Err(format!("a {len}-bit value used as a number")),
-                }
-            }
-            Src::Reg(k) if self.operands[*k].elem == Elem::Bool => {
-                if len != 1 {
-                    return Err(format!("{len} bits of a mask used as a number"));
-                }
-                Ok(Rc::new(LaneExpr::Input {
-                    operand: *k,
-                    lane: lo,
-                    elem: Elem::Bool,
-                }))
-            }
-            Src::Reg(k) => {
-                let op = &self.operands[*k];
-                let s = signed.unwrap_or(op.elem.is_signed());
-                if let Some(t) = Elem::from_bits(len, s)
-                    && lo % len == 0
-                {
-                    return Ok(Rc::new(LaneExpr::Input {
-                        operand: *k,
-                        lane: lo / len,
-                        elem: t,
-                    }));
-                }
-                if len > 64 {
-                    return Err(format!(
-                        "a {len}-bit slice of `{}` used as a number",
-                        op.name
-                    ));
-                }
-                // A field inside one lane: the lane shifted and masked.
-                let w = [op.elem.bits(), 8, 16, 32, 64]
-                    .into_iter()
-                    .find(|w| lo / w == (lo + len - 1) / w)
-                    .ok_or("a bit field across lanes")?;
-                let lane = Rc::new(LaneExpr::Input {
-                    operand: *k,
-                    lane: lo / w,
-                    elem: Elem::from_bits(w, false).ok_or("bad width")?,
-                });
-                let shifted = if lo % w == 0 {
-                    lane
-                } else {
-                    Rc::new(LaneExpr::Bin(
-                        BinOp::Shr,
-                        lane,
-                        Rc::new(LaneExpr::Const((lo % w) as i128)),
-                    ))
-                };
-                Ok(Rc::new(LaneExpr::Bin(
-                    BinOp::And,
-                    shifted,
-                    Rc::new(LaneExpr::Const((1i128 << len) - 1)),
-                )))
-            }
-        }
+        bits::bits_num(b, signed, &self.elems)
     }
 
     pub(super) fn expr(&mut self, e: &PExpr, env: &Env) -> Result<Val, String> {

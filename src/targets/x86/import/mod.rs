@@ -2,7 +2,6 @@
 //! each `<intrinsic>` with integer vector operands and `<operation>` pseudocode is parsed
 //! ([`pseudo`]), evaluated lane by lane ([`eval`]) and written as one harrow description.
 
-mod bits;
 mod calls;
 pub mod eval;
 pub mod pseudo;
