@@ -67,6 +67,17 @@ pub enum LaneExpr {
     Wrap(Elem, Rc<LaneExpr>),
     /// The value clamped to `elem`'s range.
     Saturate(Elem, Rc<LaneExpr>),
+    /// A bit count of the value's bits read as the unsigned `elem` (Arm's `CNT`, `CLZ`).
+    Count(CountOp, Elem, Rc<LaneExpr>),
+}
+
+/// What [`LaneExpr::Count`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CountOp {
+    /// Set bits.
+    Ones,
+    /// Zeros above the highest set bit.
+    LeadingZeros,
 }
 
 /// An inclusive range of values.
@@ -135,6 +146,7 @@ impl LaneExpr {
                 }
             }
             LaneExpr::Not(e, _) | LaneExpr::Wrap(e, _) | LaneExpr::Saturate(e, _) => elem_range(*e),
+            LaneExpr::Count(_, e, _) => (0, i128::from(e.bits())),
             LaneExpr::Select(_, a, b) => {
                 let (a, b) = (a.range_in(memo)?, b.range_in(memo)?);
                 (a.0.min(b.0), a.1.max(b.1))
@@ -255,6 +267,11 @@ fn shape(e: &LaneExpr, out: &mut String, lanes: &mut Vec<(usize, u32)>) {
             shape(a, out, lanes);
             out.push(')');
         }
+        LaneExpr::Count(op, t, a) => {
+            let _ = write!(out, "({op:?} {} ", t.name());
+            shape(a, out, lanes);
+            out.push(')');
+        }
         LaneExpr::Select(c, a, b) => {
             out.push_str("(select ");
             for x in [c, a, b] {
@@ -313,6 +330,30 @@ pub fn vectorize(
     build(Op::Concat, None, vec![body, zeros])
 }
 
+/// As [`vectorize`]; where the lanes are not one function of their inputs, each half of
+/// the result that is (Arm's `_high` narrowings keep the low half of the destination and
+/// write the high half) is written once and the halves are concatenated.
+pub fn vectorize_halves(
+    lanes: &[Rc<LaneExpr>],
+    operands: &[Operand],
+    imm: Option<&str>,
+    result: Type,
+) -> Result<Expr, LaneError> {
+    let whole = vectorize(lanes, operands, imm, result);
+    let half = lanes.len() / 2;
+    if whole.is_ok() || half < 2 || !lanes.len().is_multiple_of(2) || result.elem == Elem::Bool {
+        return whole;
+    }
+    let t = result.with_lanes(half as u32);
+    let (Ok(lo), Ok(hi)) = (
+        vectorize(&lanes[..half], operands, imm, t),
+        vectorize(&lanes[half..], operands, imm, t),
+    ) else {
+        return whole;
+    };
+    build(Op::Concat, None, vec![lo, hi])
+}
+
 /// The deepest lane expression translated (Intel's nest a few dozen levels; a hostile
 /// input could chain thousands, and translation recurses).
 const MAX_LANE_DEPTH: usize = 400;
@@ -336,7 +377,8 @@ fn depth(e: &LaneExpr) -> Option<usize> {
             | LaneExpr::Abs(a)
             | LaneExpr::Not(_, a)
             | LaneExpr::Wrap(_, a)
-            | LaneExpr::Saturate(_, a) => stack.push((a, d + 1)),
+            | LaneExpr::Saturate(_, a)
+            | LaneExpr::Count(_, _, a) => stack.push((a, d + 1)),
             LaneExpr::Select(c, a, b) => {
                 stack.push((c, d + 1));
                 stack.push((a, d + 1));
@@ -365,7 +407,8 @@ fn tree_size(e: &LaneExpr, memo: &mut std::collections::HashMap<*const LaneExpr,
         | LaneExpr::Abs(a)
         | LaneExpr::Not(_, a)
         | LaneExpr::Wrap(_, a)
-        | LaneExpr::Saturate(_, a) => tree_size(a, memo),
+        | LaneExpr::Saturate(_, a)
+        | LaneExpr::Count(_, _, a) => tree_size(a, memo),
         LaneExpr::Select(c, a, b) => tree_size(c, memo)
             .saturating_add(tree_size(a, memo))
             .saturating_add(tree_size(b, memo)),
@@ -619,6 +662,14 @@ impl Builder<'_> {
             LaneExpr::Not(t, a) => {
                 let x = self.wrapped(a, *t)?;
                 build(Op::Not, None, vec![x])
+            }
+            LaneExpr::Count(op, t, a) => {
+                let x = self.wrapped(a, *t)?;
+                let op = match op {
+                    CountOp::Ones => Op::Popcount,
+                    CountOp::LeadingZeros => Op::CountLeadingZeros,
+                };
+                Ok(build(op, None, vec![x])?.cast(here))
             }
             LaneExpr::Neg(a) => {
                 let x = self.exact(a)?.cast(here);

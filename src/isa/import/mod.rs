@@ -158,7 +158,7 @@ pub struct ImportContext<'a> {
 pub type Importer = fn(&ImportContext) -> Result<Report, String>;
 
 /// `u8x16` for a vector type, `i32` for a scalar.
-fn type_text(t: Type) -> String {
+pub fn type_text(t: Type) -> String {
     if t.is_scalar() {
         t.elem.name().to_string()
     } else {

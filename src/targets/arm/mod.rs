@@ -5,6 +5,7 @@
 
 pub mod dot;
 pub mod float;
+pub mod import;
 
 use std::sync::{Arc, LazyLock};
 
@@ -44,9 +45,9 @@ pub const FILES: &[(&str, &str)] = &[
 pub static FAMILY: Family = Family {
     name: "arm",
     isa: all,
-    hand_isa: all,
+    hand_isa: hand,
     rules: ("src/targets/arm/lower.rules", include_str!("lower.rules")),
-    importer: None,
+    importer: Some(import::import),
     imported: None,
 };
 
@@ -209,11 +210,22 @@ impl crate::isa::target::Target for Neon {
     }
 }
 
-static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| Isa::load_files("arm", FILES));
+// The hand-written descriptions, and the imported ones of intrinsics they do not describe.
+static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| match FAMILY.imported {
+    Some(imported) => Isa::load_files_with_imported("arm", FILES, imported),
+    None => Isa::load_files("arm", FILES),
+});
 
 /// Every Arm Neon instruction description.
 pub fn all() -> Result<&'static Isa, Diag> {
     ALL.as_ref().map_err(|d| d.clone())
+}
+
+static HAND: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| Isa::load_files("arm", FILES));
+
+/// The hand-written Arm Neon descriptions alone.
+pub fn hand() -> Result<&'static Isa, Diag> {
+    HAND.as_ref().map_err(|d| d.clone())
 }
 
 #[cfg(test)]

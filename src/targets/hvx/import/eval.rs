@@ -241,6 +241,7 @@ fn quick_range(e: &LaneExpr, depth: u32) -> Range {
         L::Input { elem, .. } => elem_range(*elem),
         L::Const(c) | L::Imm(c) => Some((*c, *c)),
         L::Wrap(t, _) | L::Saturate(t, _) | L::Not(t, _) => elem_range(*t),
+        L::Count(_, t, _) => Some((0, i128::from(t.bits()))),
         _ if depth == 0 => None,
         L::Bin(op, a, b) => range_of(*op, quick_range(a, depth - 1), quick_range(b, depth - 1)),
         L::Neg(a) => quick_range(a, depth - 1).map(|(lo, hi)| (-hi, -lo)),
@@ -1334,6 +1335,7 @@ fn same(a: &Rc<LaneExpr>, b: &Rc<LaneExpr>, budget: &mut usize) -> bool {
         (L::Not(e1, x), L::Not(e2, y))
         | (L::Wrap(e1, x), L::Wrap(e2, y))
         | (L::Saturate(e1, x), L::Saturate(e2, y)) => e1 == e2 && same(x, y, budget),
+        (L::Count(o1, e1, x), L::Count(o2, e2, y)) => o1 == o2 && e1 == e2 && same(x, y, budget),
         (L::Select(c1, x1, y1), L::Select(c2, x2, y2)) => {
             same(c1, c2, budget) && same(x1, x2, budget) && same(y1, y2, budget)
         }
@@ -1709,6 +1711,7 @@ mod tests {
                 });
                 value(a, input).clamp(lo, hi)
             }
+            L::Count(..) => unreachable!("the HVX evaluator makes no bit counts"),
         }
     }
 

@@ -518,7 +518,8 @@ fn typed_operands(
             | LaneExpr::Abs(a)
             | LaneExpr::Not(_, a)
             | LaneExpr::Wrap(_, a)
-            | LaneExpr::Saturate(_, a) => walk(a, first, depth + 1),
+            | LaneExpr::Saturate(_, a)
+            | LaneExpr::Count(_, _, a) => walk(a, first, depth + 1),
             LaneExpr::Const(_) | LaneExpr::Imm(_) => {}
         }
     }
