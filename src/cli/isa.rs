@@ -123,7 +123,7 @@ fn cmd_classes(a: &ClassesArgs) -> Result<String, CliError> {
 /// `harrow isa import`
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// The vendor: `intel` or `hexagon` (`arm` has no importer yet).
+    /// The vendor: `intel`, `arm` or `hexagon`.
     #[arg(long)]
     pub vendor: String,
     /// Write `<family>.isa` (the descriptions) and `<family>.skipped.tsv` (every entry not
@@ -166,7 +166,7 @@ pub fn import(vendor: &str, vendor_dir: Option<PathBuf>) -> Result<(Report, Stri
         .ok_or_else(|| CliError::Other(format!("no target family `{family}`")))?;
     let Some(importer) = fam.importer else {
         return Err(CliError::Other(format!(
-            "no importer for `{vendor}` yet: `intel` and `hexagon` are imported today (issue 21)"
+            "no importer for `{vendor}` yet: `intel`, `arm` and `hexagon` are imported today"
         )));
     };
     let dir = match vendor_dir {

@@ -516,7 +516,11 @@ fn derived_rule(
             .iter()
             .enumerate()
             .filter_map(|(i, r)| match r {
-                Some((lo, hi)) if lo != hi => Some(format!("{lo} <= c{i} && c{i} <= {hi}")),
+                // A one-value immediate the semantics name is a wildcard of the left-hand
+                // side too: it matches that value only (the right-hand side is the value).
+                Some((lo, hi)) if lo != hi || bound_wilds.contains(&(i as u32)) => {
+                    Some(format!("{lo} <= c{i} && c{i} <= {hi}"))
+                }
                 _ => None,
             })
             .collect();

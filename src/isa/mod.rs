@@ -133,7 +133,7 @@ impl Isa {
             isa.instrs.iter().map(|i| i.intrinsic.clone()).collect();
         let src = Source::new(imported.0, imported.1);
         for it in desc::instantiate_file(&src, target)? {
-            if hand.contains(&it.instr.intrinsic) {
+            if hand.contains(&it.instr.intrinsic) || !selectable(&it.instr) {
                 continue;
             }
             isa.instrs.push(it.instr);
@@ -197,4 +197,21 @@ impl Isa {
         }
         t
     }
+}
+
+/// Whether an imported description belongs in the selection tables. Selection lowers
+/// vector expressions lane-chunk by lane-chunk: an instruction with a scalar result (Arm's
+/// `vqaddb_s8`, a reduction), or one whose result lanes are a scalar operand's bits
+/// (`vcreate_s8`, which no other chunk width can have), matches no vector pattern and is
+/// kept out; it stays described and checked in the imported file. (A scalar reinterpreted
+/// into a few lanes and broadcast, as HVX's `vmpyi` does, is selectable.)
+fn selectable(instr: &crate::ir::instr::Instr) -> bool {
+    use crate::ir::Op;
+    let lanes = instr.result.lanes;
+    !instr.result.is_scalar()
+        && !crate::ir::visit::any_node(&instr.semantics, |e| {
+            matches!(e.op(), Op::Reinterpret)
+                && e.ty().lanes == lanes
+                && e.args().first().is_some_and(|a| a.ty().is_scalar())
+        })
 }

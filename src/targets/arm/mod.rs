@@ -48,7 +48,10 @@ pub static FAMILY: Family = Family {
     hand_isa: hand,
     rules: ("src/targets/arm/lower.rules", include_str!("lower.rules")),
     importer: Some(import::import),
-    imported: None,
+    imported: Some((
+        "src/targets/arm/imported/arm.isa",
+        include_str!("imported/arm.isa"),
+    )),
 };
 
 /// `arm-neon`.

@@ -40,8 +40,9 @@ pub const ACLE: &str = "arm/acle/advsimd.csv";
 const LLVM_MC: &str = "llvm-mc-19";
 const MC_ATTRS: &str = "+v8.5a,+dotprod,+i8mm,+sha3,+sm4,+aes,+sha2,+rdm,+fp16,+bf16";
 
-/// Cost of an intrinsic no hand-written description prices: an Advanced SIMD integer
-/// instruction on Cortex-A76 (latency 2, two per cycle), as `isa/arith.isa` prices most.
+/// Cost of an instruction no hand-written description prices (neither its intrinsic nor
+/// another intrinsic of the same instruction): an Advanced SIMD integer instruction on
+/// Cortex-A76 (latency 2, two per cycle), as `isa/arith.isa` prices most.
 pub const DEFAULT_COST: (f32, f32) = (2.0, 0.5);
 
 /// Extensions by mnemonic beyond what `arm-neon` builds for (Armv8.2-A with the dot
@@ -634,7 +635,24 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
             Err(sk) => report.skipped.push(sk),
         }
     }
+    price_by_instruction(&mut report.entries);
     Ok(report)
+}
+
+/// An intrinsic no hand-written description prices costs what the same instruction costs
+/// where one does (`vmlal_n_s16` is `smlal` as `vmlal_s16` is): the first such price in
+/// ACLE's order, else [`DEFAULT_COST`].
+fn price_by_instruction(entries: &mut [Entry]) {
+    let mut by_mnemonic: HashMap<String, (f32, f32)> = HashMap::new();
+    for e in entries.iter().filter(|e| e.cost_from_hand) {
+        by_mnemonic.entry(e.mnemonic.clone()).or_insert(e.cost);
+    }
+    for e in entries.iter_mut().filter(|e| !e.cost_from_hand) {
+        if let Some(c) = by_mnemonic.get(&e.mnemonic) {
+            e.cost = *c;
+            e.cost_from_hand = true;
+        }
+    }
 }
 
 /// One description of a row: the immediate's range (if it has one) and the semantics.
@@ -660,7 +678,9 @@ fn translate(
         })
         .collect();
     let imm_name = s.imm.as_ref().map(|i| i.0.as_str());
-    let mut out: Vec<(Described, String)> = Vec::new();
+    // Per run of values: the description, its text (to compare the next value's with) and
+    // the semantics at the run's first value, without the immediate.
+    let mut out: Vec<(Described, String, Option<crate::ir::Expr>)> = Vec::new();
     // A description must load: an immediate only where the loader takes one (by itself as
     // an operand), so an abstraction it refuses falls back to the value itself.
     let loads = |sem: &crate::ir::Expr| -> bool {
@@ -697,19 +717,27 @@ fn translate(
             let lanes: Vec<Rc<LaneExpr>> = concrete.iter().map(|l| abstract_imm(l, v)).collect();
             vectorize(&lanes)
         });
-        let sem = match abstracted {
-            Some(Ok(sem)) if loads(&sem) => sem,
-            _ => vectorize(&concrete)?,
+        let (sem, fixed) = match abstracted {
+            Some(Ok(sem)) if loads(&sem) => (sem, Some(vectorize(&concrete)?)),
+            _ => (vectorize(&concrete)?, None),
         };
         let text = sem.to_string();
         match (out.last_mut(), v) {
-            (Some(((Some(range), _), t)), Some(v)) if *t == text && range.1 + 1 == *v => {
+            (Some(((Some(range), _), t, _)), Some(v)) if *t == text && range.1 + 1 == *v => {
                 range.1 = *v;
             }
-            _ => out.push(((v.map(|v| (v, v)), sem), text)),
+            _ => out.push(((v.map(|v| (v, v)), sem), text, fixed)),
         }
     }
-    Ok(out.into_iter().map(|(d, _)| d).collect())
+    // A run of one value is described at that value (as `vext`'s hand-written entries
+    // are): its semantics name no immediate, so selection needs no range check for it.
+    Ok(out
+        .into_iter()
+        .map(|((range, sem), _, fixed)| match (range, fixed) {
+            (Some((lo, hi)), Some(fixed)) if lo == hi => (range, fixed),
+            _ => (range, sem),
+        })
+        .collect())
 }
 
 #[cfg(test)]
