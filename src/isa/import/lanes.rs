@@ -354,6 +354,18 @@ pub fn vectorize_halves(
     build(Op::Concat, None, vec![lo, hi])
 }
 
+/// `x` where `e` is `2 * x` (or `x * 2`).
+fn doubled(e: &LaneExpr) -> Option<&Rc<LaneExpr>> {
+    match e {
+        LaneExpr::Bin(BinOp::Mul, a, b) => match (&**a, &**b) {
+            (LaneExpr::Const(2), _) => Some(b),
+            (_, LaneExpr::Const(2)) => Some(a),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// The deepest lane expression translated (Intel's nest a few dozen levels; a hostile
 /// input could chain thousands, and translation recurses).
 const MAX_LANE_DEPTH: usize = 400;
@@ -650,6 +662,9 @@ impl Builder<'_> {
                 }
                 self.wrapped(a, *t)
             }
+            LaneExpr::Saturate(t, a) if a.range().and_then(elem_for).is_none() => {
+                self.saturating_wide(*t, a)
+            }
             LaneExpr::Saturate(t, a) => {
                 let r = a.range().ok_or("a value is not bounded in 64 bits")?;
                 let x = self.exact(a)?;
@@ -694,6 +709,89 @@ impl Builder<'_> {
             }
             LaneExpr::Bin(op, a, b) => self.binary(*op, a, b, range),
         }
+    }
+
+    /// `Saturate(t, a)` where `a` itself needs more than 64 bits: the operators of harrow IR
+    /// that saturate without a wider type, where `a` has their form (Arm's 64-bit
+    /// saturating adds, its doubling multiplies of 32-bit lanes).
+    fn saturating_wide(&mut self, t: Elem, a: &LaneExpr) -> Result<Expr, LaneError> {
+        let fits = |x: &LaneExpr| {
+            x.range()
+                .is_some_and(|r| elem_range(t).0 <= r.0 && r.1 <= elem_range(t).1)
+        };
+        match a {
+            // `sat(x + y)`, `sat(x - y)` of values of the type.
+            LaneExpr::Bin(op @ (BinOp::Add | BinOp::Sub), x, y) if fits(x) && fits(y) => {
+                let (x, y) = (self.at(x, t)?, self.at(y, t)?);
+                let op = if *op == BinOp::Add {
+                    Op::SaturatingAdd
+                } else {
+                    Op::SaturatingSub
+                };
+                build(op, None, vec![x, y])
+            }
+            // `sat(2 * x * y)` where `x * y` fits: a saturating doubling.
+            LaneExpr::Bin(BinOp::Mul, two_x, y) if let Some(x) = doubled(two_x) => {
+                let p = LaneExpr::Bin(BinOp::Mul, x.clone(), y.clone());
+                if !fits(&p) {
+                    return Err("needs more than 64 bits".into());
+                }
+                let p = self.at(&p, t)?;
+                build(Op::SaturatingAdd, None, vec![p.clone(), p])
+            }
+            // `sat((2 * x * y [+ 2^(k-1)]) >> k)` of `k`-bit `x` and `y`: a (rounding)
+            // multiply by a fraction, `mul_shift_right(x, y, k - 1)`.
+            LaneExpr::Bin(BinOp::Shr, p, k) => {
+                let k = match **k {
+                    LaneExpr::Const(k) => k,
+                    _ => return Err("needs more than 64 bits".into()),
+                };
+                let (prod, rounding) = match &**p {
+                    LaneExpr::Bin(BinOp::Add, prod, r) if matches!(**r, LaneExpr::Const(c) if k >= 1 && c == 1 << (k - 1)) => {
+                        (prod, true)
+                    }
+                    _ => (p, false),
+                };
+                let LaneExpr::Bin(BinOp::Mul, two_x, y) = &**prod else {
+                    return Err("needs more than 64 bits".into());
+                };
+                let x = doubled(two_x).ok_or("needs more than 64 bits")?;
+                if k != i128::from(t.bits()) || !fits(x) || !fits(y) {
+                    return Err("needs more than 64 bits".into());
+                }
+                let (x, y) = (self.at(x, t)?, self.at(y, t)?);
+                let unsigned = Elem::from_bits(t.bits(), false).ok_or("no such type")?;
+                let q = self.splat(unsigned, k - 1)?;
+                let op = if rounding {
+                    Op::RoundingMulShiftRight
+                } else {
+                    Op::MulShiftRight
+                };
+                build(op, None, vec![x, y, q])
+            }
+            _ => Err("needs more than 64 bits".into()),
+        }
+    }
+
+    /// `(x + 2^(k-1)) >> k` where the sum needs more than 64 bits: `rounding_shift_right`.
+    fn rounding_shift_wide(&mut self, a: &LaneExpr, b: &LaneExpr) -> Result<Expr, LaneError> {
+        let k = match *b {
+            LaneExpr::Const(k) | LaneExpr::Imm(k) => k,
+            _ => return Err("needs more than 64 bits".into()),
+        };
+        let LaneExpr::Bin(BinOp::Add, x, r) = a else {
+            return Err("needs more than 64 bits".into());
+        };
+        if !(1..64).contains(&k) || !matches!(**r, LaneExpr::Const(c) if c == 1 << (k - 1)) {
+            return Err("needs more than 64 bits".into());
+        }
+        let t = x
+            .range()
+            .and_then(elem_for)
+            .ok_or("needs more than 64 bits")?;
+        let x = self.at(x, t)?;
+        let y = self.amount(b, t)?;
+        build(Op::RoundingShr, None, vec![x, y])
     }
 
     /// A value used as a condition, as `bool` lanes.
@@ -777,6 +875,9 @@ impl Builder<'_> {
         }
         let (ra, rb) = (a.range().ok_or("unbounded")?, b.range().ok_or("unbounded")?);
         match op {
+            Shr if elem_for((range.0.min(ra.0), range.1.max(ra.1))).is_none() => {
+                self.rounding_shift_wide(a, b)
+            }
             Shl | Shr => {
                 let t = elem_for((range.0.min(ra.0), range.1.max(ra.1)))
                     .ok_or("needs more than 64 bits")?;

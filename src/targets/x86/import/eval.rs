@@ -446,7 +446,13 @@ impl Eval<'_> {
     }
 
     pub(super) fn bits_num(&self, b: &Bits, signed: Option<bool>) -> Result<Rc<LaneExpr>, String> {
-        bits::bits_num(b, signed, &self.elems)
+        bits::bits_num(b, signed, &self.elems).map_err(|mut e| {
+            // The shared reader numbers operands; Intel's text names them.
+            for (k, o) in self.operands.iter().enumerate().rev() {
+                e = e.replace(&format!("operand {k} "), &format!("`{}` ", o.name));
+            }
+            e
+        })
     }
 
     pub(super) fn expr(&mut self, e: &PExpr, env: &Env) -> Result<Val, String> {
