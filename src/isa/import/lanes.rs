@@ -746,6 +746,9 @@ impl Builder<'_> {
                     LaneExpr::Const(k) => k,
                     _ => return Err("needs more than 64 bits".into()),
                 };
+                if k != i128::from(t.bits()) {
+                    return Err("needs more than 64 bits".into());
+                }
                 let (prod, rounding) = match &**p {
                     LaneExpr::Bin(BinOp::Add, prod, r) if matches!(**r, LaneExpr::Const(c) if k >= 1 && c == 1 << (k - 1)) => {
                         (prod, true)

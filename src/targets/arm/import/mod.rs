@@ -118,6 +118,9 @@ fn erratum(name: &str) -> Option<&'static str> {
         .map(|(_, why)| *why)
 }
 
+/// The most values of an immediate evaluated (Neon's widest range is 0..63).
+const MAX_IMM_VALUES: i128 = 4096;
+
 /// Registers by ACLE's operand names.
 const REGS: &[(&str, u32)] = &[("Vd", 0), ("Vn", 1), ("Vm", 2), ("Va", 3)];
 
@@ -306,9 +309,6 @@ fn shape(row: &Row) -> Result<Shape, Skip> {
             .filter(|t| t.lanes > 1)
             .or_else(|| scalar_type(ty))
             .ok_or_else(|| skip(n, SkipReason::Scalar, format!("`{name}` is `{ty}`")))?;
-        if vector_type(ty).is_some_and(|t| t.lanes * t.elem.bits() > 128) {
-            return Err(skip(n, SkipReason::Unsupported, "several registers"));
-        }
         let reg = row
             .regs
             .get(name)
@@ -320,6 +320,14 @@ fn shape(row: &Row) -> Result<Shape, Skip> {
                     format!("`{name}` in no register"),
                 )
             })?;
+        let room = if reg >= eval::X_BASE {
+            eval::XREG_BITS
+        } else {
+            eval::VREG_BITS
+        };
+        if t.total_bits() > u64::from(room) {
+            return Err(skip(n, SkipReason::Unsupported, "wider than its register"));
+        }
         operands.push((name.clone(), t, reg));
     }
     let result_reg = reg_number(&row.result_reg).ok_or_else(|| {
@@ -329,6 +337,27 @@ fn shape(row: &Row) -> Result<Shape, Skip> {
             format!("result in `{}`", row.result_reg),
         )
     })?;
+    let result_room = if result_reg >= eval::X_BASE {
+        eval::XREG_BITS
+    } else {
+        eval::VREG_BITS
+    };
+    if result.total_bits() > u64::from(result_room) {
+        return Err(skip(
+            n,
+            SkipReason::Unsupported,
+            "a result wider than its register",
+        ));
+    }
+    if let Some((_, (lo, hi))) = &imm
+        && (hi < lo || hi - lo > MAX_IMM_VALUES)
+    {
+        return Err(skip(
+            n,
+            SkipReason::Immediate,
+            "an immediate range too wide to evaluate",
+        ));
+    }
     Ok(Shape {
         operands,
         imm,
@@ -452,11 +481,11 @@ fn assemble(lines: &[String]) -> Result<Vec<Option<u32>>, String> {
             && l.contains("error")
             && let Some(n) = rest.split(':').next().and_then(|n| n.parse::<usize>().ok())
         {
-            bad.insert(n - 1);
+            bad.insert(n.saturating_sub(1));
         }
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let mut words = stdout.lines().filter_map(|l| {
+    let words = stdout.lines().filter_map(|l| {
         let enc = l.split("encoding: [").nth(1)?.split(']').next()?;
         let bytes: Vec<u8> = enc
             .split(',')
@@ -464,6 +493,16 @@ fn assemble(lines: &[String]) -> Result<Vec<Option<u32>>, String> {
             .collect();
         (bytes.len() == 4).then(|| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
     });
+    let words: Vec<u32> = words.collect();
+    if words.len() + bad.len() != lines.len() {
+        return Err(format!(
+            "{LLVM_MC} gave {} encodings and {} errors for {} lines: cannot tell which is which",
+            words.len(),
+            bad.len(),
+            lines.len()
+        ));
+    }
+    let mut words = words.into_iter();
     let mut out = Vec::with_capacity(lines.len());
     for k in 0..lines.len() {
         out.push(if bad.contains(&k) { None } else { words.next() });

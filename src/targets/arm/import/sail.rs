@@ -53,9 +53,15 @@ fn lex(text: &str) -> Result<Vec<Tok>, String> {
             }
             let word = text[start..i].replace('_', "");
             if let Some(bin) = word.strip_prefix("0b") {
+                if bin.len() > 127 {
+                    return Err(format!("`{word}` is wider than 127 bits"));
+                }
                 let v = u128::from_str_radix(bin, 2).map_err(|e| format!("`{word}`: {e}"))?;
                 out.push(Tok::Bits(v, bin.len() as u32));
             } else if let Some(hex) = word.strip_prefix("0x") {
+                if hex.len() > 31 {
+                    return Err(format!("`{word}` is wider than 124 bits"));
+                }
                 let v = u128::from_str_radix(hex, 16).map_err(|e| format!("`{word}`: {e}"))?;
                 out.push(Tok::Bits(v, 4 * hex.len() as u32));
             } else if i < b.len() && b[i] == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
@@ -389,8 +395,8 @@ impl Parser {
                     self.expect(":")?;
                     self.expect("bits")?;
                     self.expect("(")?;
-                    let Some(Tok::Int(w)) = self.peek().cloned() else {
-                        return Err("a field width that is not a number".into());
+                    let Some(Tok::Int(w @ 1..=64)) = self.peek().cloned() else {
+                        return Err("a field width that is not a number of 1 to 64".into());
                     };
                     self.at += 1;
                     self.expect(")")?;

@@ -5,7 +5,8 @@
 use std::rc::Rc;
 
 use super::{
-    Eval, Fill, R, Stop, Val, X_BASE, bin, const_bits, fail, fill_bits, konst, mask, num_val, seg,
+    Eval, Fill, MAX_PLACE, R, Stop, Val, X_BASE, bin, const_bits, fail, fill_bits, konst, mask,
+    num_val, seg,
 };
 use crate::isa::import::bits::{Bits, Src};
 use crate::isa::import::lanes::{BinOp, CountOp, LaneExpr};
@@ -24,11 +25,11 @@ impl Eval<'_> {
         Ok(Some(match f {
             "V" | "aget_V" => {
                 arity(1)?;
-                Val::Bits(self.read_reg(self.int(&a[0])? as u32)?)
+                Val::Bits(self.read_reg(self.place(&a[0])?)?)
             }
             "Vpart" | "aget_Vpart" => {
                 arity(2)?;
-                let r = self.read_reg(self.int(&a[0])? as u32)?;
+                let r = self.read_reg(self.place(&a[0])?)?;
                 match self.int(&a[1])? {
                     0 => Val::Bits(r),
                     _ => Val::Bits(r.sub(64, 64)),
@@ -36,24 +37,25 @@ impl Eval<'_> {
             }
             "aset_V" => {
                 arity(2)?;
-                self.write_reg(self.int(&a[0])? as u32, 0, &a[1])?;
+                self.write_reg(self.place(&a[0])?, 0, &a[1])?;
                 Val::Unit
             }
             "X" | "aget_X" => {
                 arity(1)?;
-                Val::Bits(self.read_reg(X_BASE + self.int(&a[0])? as u32)?)
+                Val::Bits(self.read_reg(X_BASE + self.place(&a[0])?)?)
             }
             "aget_Elem" | "Elem" => {
                 arity(3)?;
                 let (e, size) = (self.index(&a[1])?, self.int(&a[2])?);
-                self.slice(&a[0], e * size, size)?
+                self.slice(&a[0], e.saturating_mul(size), size)?
             }
             "aset_Elem" => {
                 arity(4)?;
-                let (e, size) = (self.index(&a[1])?, self.int(&a[2])?);
+                let (e, size) = (self.index(&a[1])?, self.place(&a[2])?);
                 let cur = self.bits(&a[0], None)?;
-                let v = self.bits(&a[3], Some(size as u32))?;
-                Val::Bits(cur.write((e * size) as u32, v))
+                let v = self.bits(&a[3], Some(size))?;
+                let at = self.place(&Val::Int(e.saturating_mul(i128::from(size))))?;
+                Val::Bits(cur.write(at, v))
             }
             "slice" => {
                 arity(3)?;
@@ -67,12 +69,15 @@ impl Eval<'_> {
             }
             "__SetSlice_bits" => {
                 arity(5)?;
-                let (len, lo) = (self.int(&a[1])?, self.int(&a[3])?);
+                let (len, lo) = (self.place(&a[1])?, self.place(&a[3])?);
                 let cur = self.bits(&a[2], None)?;
-                let v = self.bits(&a[4], Some(len as u32))?;
-                Val::Bits(cur.write(lo as u32, v))
+                let v = self.bits(&a[4], Some(len))?;
+                Val::Bits(cur.write(lo, v))
             }
             "UInt" | "SInt" | "asl_Int" => {
+                if a.is_empty() {
+                    return fail(format!("`{f}` with no arguments"));
+                }
                 let signed = match f {
                     "UInt" => false,
                     "SInt" => true,
@@ -88,7 +93,7 @@ impl Eval<'_> {
             }
             "ZeroExtend" | "SignExtend" => {
                 arity(2)?;
-                let n = self.int(&a[1])? as u32;
+                let n = self.place(&a[1])?;
                 let b = self.bits(&a[0], None)?;
                 if f == "ZeroExtend" || const_bits(&b).is_some() && b.width() == n {
                     Val::Bits(b.sub(0, n))
@@ -105,15 +110,19 @@ impl Eval<'_> {
                 };
                 match a {
                     [] => Val::Fill(fill),
-                    [n] => Val::Bits(fill_bits(fill, self.int(n)? as u32)),
+                    [n] => Val::Bits(fill_bits(fill, self.place(n)?)),
                     _ => return fail(format!("`{f}` with {} arguments", a.len())),
                 }
             }
             "replicate_bits" => {
                 arity(2)?;
                 let b = self.bits(&a[0], None)?;
+                let n = self.place(&a[1])?;
+                if u64::from(b.width()) * u64::from(n) > MAX_PLACE as u64 {
+                    return fail("a replication wider than any register");
+                }
                 let mut out = Bits::default();
-                for _ in 0..self.int(&a[1])? {
+                for _ in 0..n {
                     out.0.extend(b.0.iter().cloned());
                 }
                 Val::Bits(out)
@@ -142,7 +151,7 @@ impl Eval<'_> {
                         (&a[0], &a[1], f == "UnsignedSatQ")
                     }
                 };
-                let n = self.int(n)? as u32;
+                let n = self.place(n)?;
                 let t = Elem::from_bits(n, !unsigned).ok_or("a saturation of odd width");
                 let t = t.map_err(|e| Stop::Fail(e.into()))?;
                 let x = self.num(x, None)?;
@@ -154,7 +163,10 @@ impl Eval<'_> {
                 arity(1)?;
                 let x = self.num(&a[0], None)?;
                 num_val(match konst(&x) {
-                    Some(c) => Rc::new(LaneExpr::Const(c.abs())),
+                    Some(c) => Rc::new(LaneExpr::Const(
+                        c.checked_abs()
+                            .ok_or_else(|| Stop::Fail("`abs` overflows".into()))?,
+                    )),
                     None => Rc::new(LaneExpr::Abs(x)),
                 })
             }
@@ -176,7 +188,10 @@ impl Eval<'_> {
                 self.not(a[0].clone())?
             }
             "div" | "fdiv_int" | "mod" | "pow2" => {
-                let x = self.int(&a[0])?;
+                let x = self.int(
+                    a.first()
+                        .ok_or_else(|| Stop::Fail(format!("`{f}` of nothing")))?,
+                )?;
                 match (f, a.get(1)) {
                     ("pow2", _) => Val::Int(1i128 << x.clamp(0, 126)),
                     (_, Some(y)) => {

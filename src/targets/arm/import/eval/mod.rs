@@ -26,6 +26,9 @@ const MAX_STEPS: usize = 1 << 16;
 const MAX_DEPTH: usize = 64;
 /// Bits of a vector register.
 pub const VREG_BITS: u32 = 128;
+/// The largest bit position, width or register number evaluation takes (the model's are
+/// at most a few thousand: a table of four registers is 512 bits).
+const MAX_PLACE: i128 = 1 << 16;
 /// Bits of a general-purpose register.
 pub const XREG_BITS: u32 = 64;
 /// General-purpose register `n` is `X_BASE + n` among [`Eval::regs`].
@@ -216,7 +219,7 @@ impl<'m> Eval<'m> {
         if let Some(v) = const_bits(b) {
             let w = b.width();
             let s = signed.unwrap_or(false);
-            let v = if s && w < 128 && v >> (w - 1) & 1 == 1 {
+            let v = if s && (1..127).contains(&w) && v >> (w - 1) & 1 == 1 {
                 v - (1i128 << w)
             } else {
                 v
@@ -274,6 +277,18 @@ impl<'m> Eval<'m> {
             Val::Num(e) => Ok(e.clone()),
             Val::Bits(b) => self.bits_num(b, signed).map_err(Stop::Fail),
             v => fail(format!("{v:?} used as a number")),
+        }
+    }
+
+    /// A bit position, width or register number known now, within [`MAX_PLACE`].
+    fn place(&self, v: &Val) -> R<u32> {
+        let i = self.int(v)?;
+        if (0..=MAX_PLACE).contains(&i) {
+            Ok(i as u32)
+        } else {
+            fail(format!(
+                "a bit position, width or register {i} out of range"
+            ))
         }
     }
 
@@ -349,7 +364,7 @@ impl<'m> Eval<'m> {
         match ty {
             Some(Ty::Bits(e)) => {
                 let v = self.expr(e, env)?;
-                Ok(Some(self.int(&v)? as u32))
+                Ok(Some(self.place(&v)?))
             }
             _ => Ok(None),
         }
@@ -360,6 +375,9 @@ impl<'m> Eval<'m> {
         Ok(match (v, w) {
             (Val::Bits(b), Some(w)) if b.width() != w => Val::Bits(b.sub(0, w)),
             (Val::Fill(f), Some(w)) => Val::Bits(fill_bits(f, w)),
+            // A number kept for a `bits(w)` variable (a merge of `Ones()` and `Zeros()`) is
+            // its bits: `~` of it is then bitwise.
+            (v @ (Val::Int(_) | Val::Num(_)), Some(w)) => Val::Bits(self.bits(&v, Some(w))?),
             (v, _) => v,
         })
     }
@@ -401,9 +419,9 @@ impl<'m> Eval<'m> {
                     .collect::<R<Vec<_>>>()?;
                 self.assign_tuple(&names, v, env)
             }
-            Ex::Call(f, args) if f == "V" || f == "Vpart" => {
+            Ex::Call(f, args) if (f == "V" || f == "Vpart") && !args.is_empty() => {
                 let n = self.expr(&args[0], env)?;
-                let n = self.int(&n)? as u32;
+                let n = self.place(&n)?;
                 let part = match args.get(1) {
                     Some(p) => {
                         let p = self.expr(p, env)?;
@@ -413,9 +431,9 @@ impl<'m> Eval<'m> {
                 };
                 self.write_reg(n, part, &v)
             }
-            Ex::Call(f, args) if f == "X" => {
+            Ex::Call(f, args) if f == "X" && args.len() == 1 => {
                 let n = self.expr(&args[0], env)?;
-                let n = self.int(&n)? as u32;
+                let n = self.place(&n)?;
                 self.write_reg(X_BASE + n, 0, &v)
             }
             Ex::Slice(x, hi, lo) => {
@@ -423,14 +441,16 @@ impl<'m> Eval<'m> {
                     return fail("assignment to a slice of something other than a variable");
                 };
                 let (hi, lo) = (self.expr(hi, env)?, self.expr(lo, env)?);
-                let (hi, lo) = (self.int(&hi)?, self.int(&lo)?);
-                let piece = self.bits(&v, Some((hi - lo + 1) as u32))?;
+                let (hi, lo) = (self.place(&hi)?, self.place(&lo)?);
+                if hi < lo {
+                    return fail("a slice whose high bit is below its low bit");
+                }
+                let piece = self.bits(&v, Some(hi - lo + 1))?;
                 let cur = match env.vals.get(n) {
                     Some(c) => self.bits(c, env.widths.get(n).copied())?,
                     None => return fail(format!("`{n}` written before it is declared")),
                 };
-                env.vals
-                    .insert(n.clone(), Val::Bits(cur.write(lo as u32, piece)));
+                env.vals.insert(n.clone(), Val::Bits(cur.write(lo, piece)));
                 Ok(())
             }
             _ => fail(format!("assignment to {lhs:?}")),
@@ -458,7 +478,7 @@ impl<'m> Eval<'m> {
                 .get(&n)
                 .cloned()
                 .unwrap_or_else(|| seg(Src::Undef, VREG_BITS));
-            cur.write(w, b).sub(0, VREG_BITS)
+            cur.write(64, b.sub(0, 64)).sub(0, VREG_BITS)
         };
         self.regs.insert(n, new);
         Ok(())
@@ -633,13 +653,21 @@ impl<'m> Eval<'m> {
 
     /// Both arms of a condition on data, merged lane by lane.
     fn branch(&mut self, cond: &Rc<LaneExpr>, a: &Ex, b: Option<&Ex>, env: &mut Env) -> R<Val> {
+        // Leaving early from one arm only (a `return`, a `throw`) is control flow on data,
+        // which a lane-wise merge cannot say.
+        let arm = |this: &mut Self, e: &Ex, env: &mut Env| match this.expr(e, env) {
+            Err(Stop::Return(_) | Stop::Throw(_)) => {
+                fail("returns or throws under a condition on data")
+            }
+            r => r,
+        };
         let regs = self.regs.clone();
         let mut then_env = env.clone();
-        let va = self.expr(a, &mut then_env)?;
+        let va = arm(self, a, &mut then_env)?;
         let regs_a = std::mem::replace(&mut self.regs, regs.clone());
         let mut else_env = env.clone();
         let vb = match b {
-            Some(b) => self.expr(b, &mut else_env)?,
+            Some(b) => arm(self, b, &mut else_env)?,
             None => Val::Unit,
         };
         if !same_regs(&regs_a, &self.regs) {
@@ -700,7 +728,11 @@ impl<'m> Eval<'m> {
             Pat::Int(i) => self.int(v)? == *i,
             Pat::Bits(fields) => {
                 let x = self.int(v)? as u128;
-                let mut at: u32 = fields.iter().map(|f| f.0).sum();
+                let total: u64 = fields.iter().map(|f| u64::from(f.0)).sum();
+                if total > 127 {
+                    return fail("a pattern wider than 127 bits");
+                }
+                let mut at = total as u32;
                 fields.iter().all(|(w, f)| {
                     at -= w;
                     f.is_none_or(|f| (x >> at) & ((1u128 << w) - 1) == f)
@@ -710,12 +742,12 @@ impl<'m> Eval<'m> {
     }
 
     fn slice(&self, x: &Val, lo: i128, len: i128) -> R<Val> {
-        if lo < 0 || len <= 0 {
-            return fail("a slice of negative position or length");
+        if !(0..=MAX_PLACE).contains(&lo) || !(1..=MAX_PLACE).contains(&len) {
+            return fail("a slice of a position or length out of range");
         }
         Ok(match x {
             Val::Bits(b) => Val::Bits(b.sub(lo as u32, len as u32)),
-            Val::Int(i) => Val::Bits(word(i >> lo, len as u32)),
+            Val::Int(i) => Val::Bits(word(i >> lo.min(127), len as u32)),
             Val::Num(e) => {
                 Val::Bits(seg(Src::Num(e.clone()), (lo + len) as u32).sub(lo as u32, len as u32))
             }
@@ -909,6 +941,41 @@ function clause decode64 ((0b0000 @ _ : bits(27) @ 0b1 as op_code) if SEE < 2) =
         // A condition on data selects all ones or all zeros per lane.
         let cmp = semantics(0b1, Elem::I8, u8x8).unwrap();
         assert!(cmp.contains("select") && cmp.contains("255"), "{cmp}");
+    }
+
+    #[test]
+    fn hostile_models_are_refused_not_panicked_on() {
+        let bodies = [
+            "V() = 0x00",
+            "result : bits(64) = Zeros(64); result = aset_Elem(result, negate(1), 8, 0x00); V(0) = result",
+            "result : bits(64) = Zeros(64); result[0 .. 7] = 0x00; V(0) = result",
+            "V(0) = X(negate(1))",
+            "V(0) = replicate_bits(0b1, 4294967295)",
+            "let y = UInt(); V(0) = 0x00",
+            "let y = abs(negate(2 ^ 126) - 2 ^ 126); V(0) = 0x00",
+            "if SInt(aget_Elem(V(1), 0, 8)) > 0 then { return(0x00) }; V(0) = 0x00",
+            "match 0x000000000000000000000000000000000 { _ => V(0) = 0x00 }",
+        ];
+        for body in bodies {
+            let text = format!(
+                "function f (d) = {{ {body} }}\n\
+                 function clause decode64 ((_ : bits(32) as op_code) if SEE < 1) = {{ f(0) }}\n"
+            );
+            let mut model = Model::default();
+            super::super::sail::read_into(&mut model, &text);
+            let mut ev = Eval::new(&model, vec![Elem::U8], 8);
+            ev.regs.insert(1, seg(Src::Reg(0), 128));
+            // Either the reader refuses the item or evaluation fails with a message.
+            assert!(ev.execute(0).is_err(), "{body}");
+        }
+        // Bits far above a number are its sign, not a shift by 200 of an `i128`.
+        let text = "function f (d) = { let x : bits(8) = __GetSlice_int(8, 5, 200); V(0) = x }\n\
+                    function clause decode64 ((_ : bits(32) as op_code) if SEE < 1) = { f(0) }\n";
+        let mut model = Model::default();
+        super::super::sail::read_into(&mut model, text);
+        let mut ev = Eval::new(&model, vec![], 8);
+        ev.execute(0).unwrap();
+        assert_eq!(const_bits(&ev.regs[&0].sub(0, 8)), Some(0));
     }
 
     #[test]
