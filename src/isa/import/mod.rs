@@ -148,6 +148,27 @@ pub fn hand_costs(hand: &crate::isa::Isa) -> BTreeMap<String, (f32, f32)> {
     costs
 }
 
+/// An entry no hand-written description prices costs what the same instruction costs where
+/// one does (`vmlal_n_s16` is `smlal` as `vmlal_s16` is; a masked AVX-512 form is its
+/// unmasked instruction): the first such price, in the vendor's order, among the entries of
+/// the same `key` (the mnemonic, with the register width where that changes the price).
+/// Entries with no such price keep theirs (the importer's documented default).
+pub fn price_by_instruction<K: Eq + std::hash::Hash>(
+    entries: &mut [Entry],
+    key: impl Fn(&Entry) -> K,
+) {
+    let mut by_key: std::collections::HashMap<K, (f32, f32)> = Default::default();
+    for e in entries.iter().filter(|e| e.cost_from_hand) {
+        by_key.entry(key(e)).or_insert(e.cost);
+    }
+    for e in entries.iter_mut().filter(|e| !e.cost_from_hand) {
+        if let Some(c) = by_key.get(&key(e)) {
+            e.cost = *c;
+            e.cost_from_hand = true;
+        }
+    }
+}
+
 /// What a family's importer is given.
 pub struct ImportContext<'a> {
     /// The `shared/vendor` folder.

@@ -334,11 +334,22 @@ impl crate::isa::target::Target for Variant {
     }
 }
 
-static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| Isa::load_files("x86", FILES));
+// The hand-written descriptions, and the imported ones of intrinsics they do not describe.
+static ALL: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| match FAMILY.imported {
+    Some(imported) => Isa::load_files_with_imported("x86", FILES, imported),
+    None => Isa::load_files("x86", FILES),
+});
 
 /// Every x86 instruction description.
 pub fn all() -> Result<&'static Isa, Diag> {
     ALL.as_ref().map_err(|d| d.clone())
+}
+
+static HAND: LazyLock<Result<Isa, Diag>> = LazyLock::new(|| Isa::load_files("x86", FILES));
+
+/// The hand-written x86 descriptions alone.
+pub fn hand() -> Result<&'static Isa, Diag> {
+    HAND.as_ref().map_err(|d| d.clone())
 }
 
 /// True when this machine can run AVX-512 code (F, BW, DQ and VL, as the variant uses).
@@ -405,5 +416,26 @@ mod tests {
             isa.instrs.len(),
             isa.derived.len()
         );
+    }
+
+    #[test]
+    fn the_tables_hold_imported_descriptions_of_intrinsics_not_described_by_hand() {
+        let hand = hand().unwrap();
+        let all = all().unwrap();
+        let hand_names: std::collections::HashSet<&str> =
+            hand.instrs.iter().map(|i| i.intrinsic.as_str()).collect();
+        let added: Vec<&str> = all.instrs[hand.instrs.len()..]
+            .iter()
+            .map(|i| i.intrinsic.as_str())
+            .collect();
+        let avx2 = super::isa(Variant::Avx2).unwrap().instrs.len();
+        println!(
+            "{} hand-written, {} imported added; {avx2} usable by x86-avx2",
+            hand.instrs.len(),
+            added.len()
+        );
+        assert!(added.len() >= 500, "{} added", added.len());
+        assert!(added.iter().all(|n| !hand_names.contains(n)));
+        assert!(added.contains(&"_mm256_sign_epi16"));
     }
 }

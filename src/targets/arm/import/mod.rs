@@ -674,24 +674,8 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
             Err(sk) => report.skipped.push(sk),
         }
     }
-    price_by_instruction(&mut report.entries);
+    crate::isa::import::price_by_instruction(&mut report.entries, |e| e.mnemonic.clone());
     Ok(report)
-}
-
-/// An intrinsic no hand-written description prices costs what the same instruction costs
-/// where one does (`vmlal_n_s16` is `smlal` as `vmlal_s16` is): the first such price in
-/// ACLE's order, else [`DEFAULT_COST`].
-fn price_by_instruction(entries: &mut [Entry]) {
-    let mut by_mnemonic: HashMap<String, (f32, f32)> = HashMap::new();
-    for e in entries.iter().filter(|e| e.cost_from_hand) {
-        by_mnemonic.entry(e.mnemonic.clone()).or_insert(e.cost);
-    }
-    for e in entries.iter_mut().filter(|e| !e.cost_from_hand) {
-        if let Some(c) = by_mnemonic.get(&e.mnemonic) {
-            e.cost = *c;
-            e.cost_from_hand = true;
-        }
-    }
 }
 
 /// One description of a row: the immediate's range (if it has one) and the semantics.

@@ -436,7 +436,7 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
     let path = ctx.vendor_dir.join(INTEL_XML);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let raws = read_xml(&text)?;
-    let hand = super::all().map_err(|d| d.to_string())?;
+    let hand = super::hand().map_err(|d| d.to_string())?;
     let costs = crate::isa::import::hand_costs(hand);
     let mut report = Report {
         vendor_entries: raws.len(),
@@ -457,6 +457,28 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
             Err(s) => report.skipped.push(s),
         }
     }
+    // One mnemonic costs more on wider registers (zmm against xmm) and with a count in a
+    // register rather than an immediate (`vpsllw ymm, xmm` against `vpsllw ymm, imm8`), so
+    // a price is shared by mnemonic, result type and the set of operand types; a mask
+    // operand and the merge source (`src`) of a masked form do not change the price.
+    crate::isa::import::price_by_instruction(&mut report.entries, |e| {
+        let masked = e
+            .params
+            .iter()
+            .any(|p| p.1.elem == crate::types::Elem::Bool);
+        let operands: std::collections::BTreeSet<String> = e
+            .params
+            .iter()
+            .zip(&e.imms)
+            .filter(|(p, _)| p.1.elem != crate::types::Elem::Bool)
+            .filter(|(p, _)| !(masked && p.0 == "src"))
+            .map(|(p, imm)| match imm {
+                Some(_) => "imm".to_string(),
+                None => p.1.to_string(),
+            })
+            .collect();
+        (e.mnemonic.clone(), e.result, operands)
+    });
     Ok(report)
 }
 
