@@ -199,6 +199,25 @@ impl Isa {
     }
 }
 
+/// The intrinsics `all` adds to `hand` (the imported descriptions a family's tables load),
+/// after checking that none of them is also described by hand. For the families' tests.
+#[cfg(test)]
+pub(crate) fn imported_additions<'a>(hand: &Isa, all: &'a Isa) -> Vec<&'a str> {
+    let hand_names: std::collections::HashSet<&str> =
+        hand.instrs.iter().map(|i| i.intrinsic.as_str()).collect();
+    let added: Vec<&str> = all.instrs[hand.instrs.len()..]
+        .iter()
+        .map(|i| i.intrinsic.as_str())
+        .collect();
+    println!(
+        "{} hand-written, {} imported added",
+        hand.instrs.len(),
+        added.len()
+    );
+    assert!(added.iter().all(|n| !hand_names.contains(n)));
+    added
+}
+
 /// Whether an imported description belongs in the selection tables. Selection lowers
 /// vector expressions lane-chunk by lane-chunk: an instruction with a scalar result (Arm's
 /// `vqaddb_s8`, a reduction), or one whose result lanes are a scalar operand's bits
