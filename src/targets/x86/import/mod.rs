@@ -457,29 +457,29 @@ pub fn import(ctx: &ImportContext) -> Result<Report, String> {
             Err(s) => report.skipped.push(s),
         }
     }
-    // One mnemonic costs more on wider registers (zmm against xmm) and with a count in a
-    // register rather than an immediate (`vpsllw ymm, xmm` against `vpsllw ymm, imm8`), so
-    // a price is shared by mnemonic, result type and the set of operand types; a mask
-    // operand and the merge source (`src`) of a masked form do not change the price.
-    crate::isa::import::price_by_instruction(&mut report.entries, |e| {
-        let masked = e
-            .params
-            .iter()
-            .any(|p| p.1.elem == crate::types::Elem::Bool);
-        let operands: std::collections::BTreeSet<String> = e
-            .params
-            .iter()
-            .zip(&e.imms)
-            .filter(|(p, _)| p.1.elem != crate::types::Elem::Bool)
-            .filter(|(p, _)| !(masked && p.0 == "src"))
-            .map(|(p, imm)| match imm {
-                Some(_) => "imm".to_string(),
-                None => p.1.to_string(),
-            })
-            .collect();
-        (e.mnemonic.clone(), e.result, operands)
-    });
+    crate::isa::import::price_by_instruction(&mut report.entries, price_key);
     Ok(report)
+}
+
+/// What an imported entry shares its price with. One mnemonic costs more on wider
+/// registers (zmm against xmm) and with a count in a register rather than an immediate
+/// (`vpsllw ymm, xmm` against `vpsllw ymm, imm8`), so a price is shared by mnemonic, result
+/// type and the set of operand types; a mask operand and the merge source (`src`) of a
+/// masked form do not change the price.
+fn price_key(e: &Entry) -> (String, Type, std::collections::BTreeSet<String>) {
+    let masked = e.params.iter().any(|p| p.1.elem == Elem::Bool);
+    let operands = e
+        .params
+        .iter()
+        .zip(&e.imms)
+        .filter(|(p, _)| p.1.elem != Elem::Bool)
+        .filter(|(p, _)| !(masked && p.0 == "src"))
+        .map(|(p, imm)| match imm {
+            Some(_) => "imm".to_string(),
+            None => p.1.to_string(),
+        })
+        .collect();
+    (e.mnemonic.clone(), e.result, operands)
 }
 
 /// Runs the importer's whole translation on one operation text, as if Intel described an
@@ -527,4 +527,55 @@ pub fn exercise(operation: &str) -> Result<usize, String> {
     translate(&raw, features, &std::collections::BTreeMap::new())
         .map(|e| e.len())
         .map_err(|s| s.detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(intrinsic: &str, params: &[(&str, &str, bool)], cost: Option<(f32, f32)>) -> Entry {
+        let t = |s: &str| Type::parse(s, false).unwrap();
+        Entry {
+            mnemonic: "vpsllw".into(),
+            intrinsic: intrinsic.into(),
+            params: params.iter().map(|p| (p.0.to_string(), t(p.1))).collect(),
+            imms: params.iter().map(|p| p.2.then_some((0, 15))).collect(),
+            result: t("u16x16"),
+            features: vec!["avx2".into()],
+            cost: cost.unwrap_or(DEFAULT_COST),
+            cost_from_hand: cost.is_some(),
+            semantics: Expr::var("a", t("u16x16")),
+        }
+    }
+
+    #[test]
+    fn a_masked_form_costs_its_instruction_and_a_count_in_a_register_does_not() {
+        let mut entries = vec![
+            entry(
+                "imm",
+                &[("a", "u16x16", false), ("imm8", "i32", true)],
+                Some((1.0, 0.5)),
+            ),
+            entry(
+                "mask_imm",
+                &[
+                    ("src", "u16x16", false),
+                    ("k", "boolx16", false),
+                    ("a", "u16x16", false),
+                    ("imm8", "i32", true),
+                ],
+                None,
+            ),
+            entry(
+                "by_register",
+                &[("a", "u16x16", false), ("count", "u16x8", false)],
+                None,
+            ),
+        ];
+        crate::isa::import::price_by_instruction(&mut entries, price_key);
+        assert_eq!(entries[1].cost, (1.0, 0.5));
+        assert!(entries[1].cost_from_hand);
+        assert_eq!(entries[2].cost, DEFAULT_COST);
+        assert!(!entries[2].cost_from_hand);
+    }
 }

@@ -1,0 +1,67 @@
+//! Kernels `harrow fuzz-kernels` found slower than clang -O3 select the instructions that
+//! fixed them (docs/kernels.md, "What seed 2 found"), and still compute what the
+//! interpreter says. The kernel texts are the generator's own (`tests/data/cliffs/`).
+
+use std::process::Command;
+
+fn harrow(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the harrow binary runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The selected instructions of a kernel of `tests/data/cliffs/`.
+fn selected(kernel: &str, target: &str) -> String {
+    let path = format!("tests/data/cliffs/{kernel}.hk");
+    let (ok, out, err) = harrow(&["compile", &path, "--target", target, "--emit", "ir"]);
+    assert!(ok, "{err}");
+    out
+}
+
+/// `harrow run` of a kernel on the host (x86 targets only).
+fn runs_correctly(kernel: &str) {
+    if let Err(e) = harrow::isa::toolchain::require("clang-19", "clang-19") {
+        panic!("{e}");
+    }
+    let path = format!("tests/data/cliffs/{kernel}.hk");
+    let (ok, out, err) = harrow(&["run", &path, "--target", "x86-avx2"]);
+    assert!(ok, "{kernel}: {out}{err}");
+}
+
+#[test]
+fn q31_product_reads_odd_lanes_by_pshufd_without_the_int_min_fixup() {
+    let ir = selected("fuzz_2_48", "x86-avx2");
+    assert!(ir.contains("_mm256_mul_epi32"), "{ir}");
+    // A 64-bit shift right by 32 before pmuldq made clang expand it into three pmuludq.
+    assert!(
+        ir.contains("_mm256_shuffle_epi32") && !ir.contains(", 32   ;"),
+        "{ir}"
+    );
+    // The difference of bytes is never INT_MIN: no compare-and-flip repair.
+    assert!(!ir.contains("_mm256_cmpeq_epi32"), "{ir}");
+    runs_correctly("fuzz_2_48");
+}
+
+#[test]
+fn a_u32_sum_of_signed_by_unsigned_byte_products_is_pmaddwd() {
+    let ir = selected("fuzz_2_17", "x86-avx2");
+    let madds = ir.matches("_mm256_madd_epi16").count();
+    assert!(madds >= 13, "{madds} pmaddwd:\n{ir}");
+    assert!(!ir.contains("mullo"), "{ir}");
+    runs_correctly("fuzz_2_17");
+}
+
+#[test]
+fn an_i16_sum_of_unsigned_byte_products_accumulates_with_umlal() {
+    let ir = selected("fuzz_2_63", "arm-neon");
+    let mlals = ir.matches("vmlal_u8").count();
+    assert!(mlals >= 14, "{mlals} umlal:\n{ir}");
+    assert!(ir.matches("vaddq_s16").count() == 0, "{ir}");
+}
