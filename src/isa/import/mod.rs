@@ -151,7 +151,8 @@ pub fn hand_costs(hand: &crate::isa::Isa) -> BTreeMap<String, (f32, f32)> {
 /// An entry no hand-written description prices costs what the same instruction costs where
 /// one does (`vmlal_n_s16` is `smlal` as `vmlal_s16` is; a masked AVX-512 form is its
 /// unmasked instruction): the first such price, in the vendor's order, among the entries of
-/// the same `key` (the mnemonic, with the register width where that changes the price).
+/// the same `key` (the mnemonic on Arm; on x86 also the result and operand types, which
+/// change the price).
 /// Entries with no such price keep theirs (the importer's documented default).
 pub fn price_by_instruction<K: Eq + std::hash::Hash>(
     entries: &mut [Entry],
