@@ -76,3 +76,12 @@ fn truncations_compared_for_a_wider_select_are_compared_at_their_own_width() {
     assert!(ir.contains("= ne %") && ir.contains("u16x"), "{ir}");
     runs_correctly("fuzz_2_79");
 }
+
+#[test]
+fn a_u32_sum_of_signed_byte_products_by_splatted_weights_is_pmaddwd() {
+    let ir = selected("fuzz_3_72", "x86-avx2");
+    let madds = ir.matches("_mm256_madd_epi16").count();
+    assert!(madds >= 7, "{madds} pmaddwd:\n{ir}");
+    assert!(!ir.contains("mullo"), "{ir}");
+    runs_correctly("fuzz_3_72");
+}
