@@ -1,6 +1,7 @@
 //! Kernels `harrow fuzz-kernels` found slower than clang -O3 select the instructions that
-//! fixed them (docs/kernels.md, "What seeds 2 and 3 found"), and still compute what the
-//! interpreter says. The kernel texts are the generator's own (`tests/data/cliffs/`).
+//! fixed them (docs/kernels.md, "What seed 2 found" and "What seed 3 found"), and still
+//! compute what the interpreter says. The kernel texts are the generator's own
+//! (`tests/data/cliffs/`).
 
 use std::process::Command;
 
@@ -84,4 +85,14 @@ fn a_u32_sum_of_signed_byte_products_by_splatted_weights_is_pmaddwd() {
     assert!(madds >= 7, "{madds} pmaddwd:\n{ir}");
     assert!(!ir.contains("mullo"), "{ir}");
     runs_correctly("fuzz_3_72");
+}
+
+#[test]
+fn a_stride_4_gather_of_dwords_truncated_to_bytes_is_masked_and_packed() {
+    let ir = selected("fuzz_3_76", "x86-avx2");
+    // As a C conversion, clang fused the truncation with the gather into byte unpacks,
+    // word broadcasts and blends of every source register.
+    assert!(ir.contains("_mm256_packus_epi32"), "{ir}");
+    assert!(!ir.contains("i8x16 = cast"), "{ir}");
+    runs_correctly("fuzz_3_76");
 }

@@ -181,6 +181,12 @@ pub trait Target: Send + Sync {
     fn folds_widening_loads(&self) -> bool {
         false
     }
+    /// Whether one instruction narrows a register's lanes by any ratio (AVX-512's
+    /// `vpmovdb`), so that a generic narrowing conversion costs one step, not one per
+    /// halving of the lane width.
+    fn narrows_in_one_instruction(&self) -> bool {
+        false
+    }
     /// Strided slices of dense loads that the C compiler lowers otherwise than the generic
     /// estimate of a shuffle says, with what they cost (x86: clang's interleaved-access
     /// lowering of byte triples). Empty where the generic estimate stands.

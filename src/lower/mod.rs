@@ -376,6 +376,11 @@ fn selector<'b>(backend: &'b Backend, bounds: Intervals, root: &Expr) -> select:
         .with_strategies(backend.strategies.clone(), backend.instrs.clone())
         .with_deinterleaved_loads(backend.target.deinterleaved_loads())
         .with_validation_inputs(root);
+    let sel = if backend.target.narrows_in_one_instruction() {
+        sel.with_one_step_narrowing()
+    } else {
+        sel
+    };
     if backend.target.folds_widening_loads() {
         sel.with_folded_widening_loads()
     } else {

@@ -122,6 +122,12 @@ impl<'r> Selector<'r> {
         self
     }
 
+    /// Prices a generic narrowing conversion as one instruction whatever its ratio.
+    pub fn with_one_step_narrowing(mut self) -> Self {
+        self.costs.one_step_narrowing = true;
+        self
+    }
+
     /// Prices the strided slices of loads in `table` as the target's compiler lowers them.
     pub fn with_deinterleaved_loads(
         mut self,

@@ -244,6 +244,11 @@ impl crate::isa::target::Target for Variant {
         true
     }
 
+    fn narrows_in_one_instruction(&self) -> bool {
+        // vpmovdb, vpmovqb, vpmovqw, vpmovdw (AVX-512F) and vpmovwb (AVX-512BW).
+        matches!(self, Variant::Avx512)
+    }
+
     fn float_isa(&self) -> Option<Result<&'static crate::isa::float::FloatIsa, crate::diag::Diag>> {
         Some(float::table(*self))
     }
