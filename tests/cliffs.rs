@@ -109,3 +109,15 @@ fn a_dword_average_is_the_or_less_half_the_xor() {
     assert!(!ir.contains("_mm256_and_si256"), "{ir}");
     runs_correctly("fuzz_4_60");
 }
+
+#[test]
+fn a_bounded_q15_product_shift_is_the_high_and_low_halves_combined() {
+    let ir = selected("fuzz_4_39", "x86-avx2");
+    // The generic mul_shift_right widened both operands to dwords.
+    assert!(
+        ir.contains("_mm256_mulhi_epi16") && ir.contains("_mm256_mullo_epi16"),
+        "{ir}"
+    );
+    assert!(!ir.contains("mul_shift_right"), "{ir}");
+    runs_correctly("fuzz_4_39");
+}
