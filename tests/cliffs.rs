@@ -121,3 +121,11 @@ fn a_bounded_q15_product_shift_is_the_high_and_low_halves_combined() {
     assert!(!ir.contains("mul_shift_right"), "{ir}");
     runs_correctly("fuzz_4_39");
 }
+
+#[test]
+fn a_signed_value_read_as_wider_unsigned_saturates_back_by_an_unsigned_min() {
+    let ir = selected("fuzz_4_7", "arm-neon");
+    // Widened to u32, it was narrowed again with uqxtn and clamped with suqadd.
+    assert!(ir.contains("vminq_u16"), "{ir}");
+    assert!(!ir.contains("vqmovn_u32") && !ir.contains("u32x"), "{ir}");
+}
