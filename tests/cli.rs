@@ -1,23 +1,12 @@
 //! The `harrow` binary end to end: output, exit codes, diagnostics, help.
 
-use std::process::Command;
+mod common;
+
+use common::harrow_code as harrow;
 
 /// `harrow bench --json` output read back with the report's own type.
 fn bench_report(out: &str) -> harrow::cli::bench_report::BenchReport {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
-}
-
-fn harrow(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the harrow binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]

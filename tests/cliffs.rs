@@ -1,22 +1,11 @@
 //! Kernels `harrow fuzz-kernels` found slower than clang -O3 select the instructions that
-//! fixed them (docs/kernels.md, "What seed 2 found" and "What seed 3 found"), and still
+//! fixed them (docs/kernels.md, "What seed 2 found" and the seeds after it), and still
 //! compute what the interpreter says. The kernel texts are the generator's own
 //! (`tests/data/cliffs/`).
 
-use std::process::Command;
+mod common;
 
-fn harrow(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the harrow binary runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::harrow;
 
 /// The selected instructions of a kernel of `tests/data/cliffs/`.
 fn selected(kernel: &str, target: &str) -> String {

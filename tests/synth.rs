@@ -5,18 +5,9 @@
 use std::path::Path;
 use std::process::Command;
 
-fn harrow(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("the harrow binary runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+
+use common::harrow;
 
 /// Regenerates one target's file and compares it with the committed one.
 fn regenerates(target: &str, committed: &str) {

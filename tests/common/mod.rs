@@ -185,3 +185,24 @@ pub fn load_committed(family: &str, path: &str) -> harrow::isa::Isa {
     let src = harrow::diag::Source::new(path, text);
     harrow::isa::Isa::load(family, &[src]).unwrap_or_else(|d| panic!("{d}"))
 }
+
+/// Runs the `harrow` binary in the repository with `args`: its exit code (-1 when killed by
+/// a signal), standard output and standard error.
+pub fn harrow_code(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the harrow binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// [`harrow_code`], with whether the command succeeded in place of its exit code.
+pub fn harrow(args: &[&str]) -> (bool, String, String) {
+    let (code, out, err) = harrow_code(args);
+    (code == 0, out, err)
+}
