@@ -118,3 +118,22 @@ fn a_signed_value_read_as_wider_unsigned_saturates_back_by_an_unsigned_min() {
     assert!(ir.contains("vminq_u16"), "{ir}");
     assert!(!ir.contains("vqmovn_u32") && !ir.contains("u32x"), "{ir}");
 }
+
+#[test]
+fn the_distance_from_a_byte_to_itself_plus_another_is_the_other() {
+    // absd(u32(b), saturating_add(u32(b), u32(a) | u32(b))) is a | b: the widened sum
+    // cannot wrap. Computed as written it was a max, a min and a subtraction of dwords
+    // per lane, 0.29x clang -O3 on x86-avx2 and 0.38x on arm-neon.
+    for (target, narrow_min, wide) in [
+        ("x86-avx2", "_mm256_min_epu8", "epu32"),
+        ("arm-neon", "vminq_u8", "_u32"),
+    ] {
+        let ir = selected("fuzz_4_77", target);
+        assert!(ir.contains(narrow_min), "{target}:\n{ir}");
+        assert!(
+            !ir.contains(wide) && !ir.contains("absd"),
+            "{target}:\n{ir}"
+        );
+    }
+    runs_correctly("fuzz_4_77");
+}
