@@ -362,11 +362,19 @@ impl Builder<'_> {
 /// computed signed (`lift::wrapping_in_signed`), each at its candidate widths
 /// ([`candidate_lanes`]).
 pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
-    use rayon::prelude::*;
-    let target = backend.target.as_ref();
-    // Every variant starts from the kernel with its trivial identities folded, as clang
-    // folds them in the scalar baseline.
-    let k = &k.map_bodies(crate::lift::fold_trivial_identities);
+    compile_variants(k, backend, width, true)
+}
+
+/// [`compile_best`] with each body at its first candidate width only: the code for
+/// images too narrow or short for a line buffer, where a line-buffered plan is far ahead
+/// (`line_buffer::choose`). The wider widths of a long body are most of a compile's time
+/// (a 7x7 stencil inlined at four registers a value) and pay off only on wide rows.
+pub fn compile_first_width(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
+    compile_variants(k, backend, width, false)
+}
+
+/// The bodies [`compile_best`] compares, without repeats.
+fn body_variants(k: &Kernel) -> Vec<Kernel> {
     let truncated = k.map_bodies(crate::lift::narrow_truncated_arithmetic);
     let bounded = k.map_bodies(|b| {
         crate::lift::narrow_truncated_arithmetic(&crate::lift::narrow_bounded_arithmetic(b))
@@ -386,6 +394,15 @@ pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compil
             bodies.push(v);
         }
     }
+    bodies
+}
+
+fn compile_variants(k: &Kernel, backend: &Backend, width: Option<u32>, wider: bool) -> Compiled {
+    use rayon::prelude::*;
+    let target = backend.target.as_ref();
+    // Every variant starts from the kernel with its trivial identities folded, as clang
+    // folds them in the scalar baseline.
+    let bodies = body_variants(&k.map_bodies(crate::lift::fold_trivial_identities));
     let per_lane = |c: &Compiled| c.cost_per_lane(target);
     // Each body at its first candidate width, side by side; then the bodies that lowered
     // to new code, and are not far behind, at their other widths (a narrower body gains
@@ -399,7 +416,9 @@ pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compil
     let wider: Vec<(usize, u32)> = first
         .iter()
         .enumerate()
-        .filter(|&(i, c)| per_lane(c) <= 1.5 * floor && !first[..i].iter().any(|d| d.same_code(c)))
+        .filter(|&(i, c)| {
+            wider && per_lane(c) <= 1.5 * floor && !first[..i].iter().any(|d| d.same_code(c))
+        })
         .flat_map(|(i, _)| {
             let lanes = candidate_lanes(&bodies[i], target, width);
             lanes.into_iter().skip(1).map(move |l| (i, l))

@@ -45,6 +45,11 @@ const CALL_COST: f64 = 15.0;
 /// estimate leaves out the line's store and its reloads through the cache.
 const MARGIN: f64 = 0.95;
 
+/// How far ahead of the direct code at its first width a line buffer must be for the
+/// direct code's other widths to be left untried. The most a wider vector has been seen
+/// to gain over the first width is about a fifth.
+const FAR_AHEAD: f64 = 0.5;
+
 /// A kernel split at a repeated sub-expression.
 #[derive(Clone, Debug)]
 pub struct LineBuffer {
@@ -353,7 +358,7 @@ pub fn choose(k: &Kernel, backend: &Backend, width: Option<u32>) -> Plan {
         return Plan::Direct(codegen::compile_best(k, backend, width));
     };
     let (direct, staged) = rayon::join(
-        || codegen::compile_best(k, backend, width),
+        || codegen::compile_first_width(k, backend, width),
         || {
             lbs.into_par_iter()
                 .map(|lb| {
@@ -382,6 +387,14 @@ pub fn choose(k: &Kernel, backend: &Backend, width: Option<u32>) -> Plan {
             }
         })
         .expect("a plan has a line buffer");
+    // The direct code at its other widths only where the lines are not far ahead of it:
+    // far behind, it serves only images too small for the lines, where a wider vector
+    // helps least, and those widths are most of the compile time of a long stencil.
+    let direct = if staged.per_element(target) < FAR_AHEAD * MARGIN * direct.cost_per_lane(target) {
+        direct
+    } else {
+        codegen::compile_best(k, backend, width)
+    };
     if staged.per_element(target) < MARGIN * direct.cost_per_lane(target) {
         Plan::Lines(Box::new(staged), direct)
     } else {
