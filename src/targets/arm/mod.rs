@@ -87,8 +87,9 @@ pub const NEON: Registration = Registration {
 
 /// Arm's selection strategies: the generic ones, with values wider than a 128-bit register
 /// split down to 64-bit halves (the long, wide and narrowing instructions work on halves),
-/// strided slices split into slices of half-loads (one `ld2`..`ld4` each), and sums of byte
-/// products as dot products (`dot.rs`).
+/// strided slices split into slices of half-loads (one `ld2`..`ld4` each), sums of byte
+/// products as dot products (`dot.rs`), and widenings by four of less than a 64-bit
+/// register as two by two.
 fn strategies() -> Vec<Arc<dyn Strategy>> {
     strategy::with_generic(
         Some(SplitWide {
@@ -99,6 +100,7 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
         vec![
             Arc::new(dot::DotProducts),
             Arc::new(crate::lower::macc::MultiplyAccumulateChain),
+            Arc::new(strategy::WidenInSteps { below_bits: 64 }),
         ],
     )
 }
