@@ -151,6 +151,12 @@ fn generic_cost_with(
             };
             1.5 * regs * f64::from(*stride) + 2.0 * regs + tangled
         }
+        // A mask is kept as a byte per lane; less than eight of them are a part of a
+        // register that clang moves out with `zip` and widens with an `ushll` and an `and`
+        // before a `select` of wider lanes can read it (Arm: a byte compare's mask sliced
+        // into quarters for a dword select took five operations a quarter, and fuzz_2_79
+        // ran 0.89x clang -O3 where the whole-vector select ran 1.15x).
+        Op::Slice { .. } if t.elem == crate::types::Elem::Bool && t.lanes < 8 => 4.5 * regs,
         Op::Slice { .. } | Op::Concat | Op::Interleave | Op::Shuffle(_) => 1.5 * regs,
         // A loop over lanes moves every lane out of and back into a register around a
         // scalar computation of several operations (`cform::lane_loop_reason` says which
