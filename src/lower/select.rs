@@ -49,6 +49,8 @@ pub struct Selector<'r> {
     /// built for whole sums only, since each part's candidate would be re-read and selected
     /// again as part of the whole's (quadratic in the number of taps).
     inner_sums: IdMap<usize, Expr>,
+    /// Operands of additive reductions, which are not split into halves.
+    reduced: IdMap<usize, Expr>,
     memo: IdMap<usize, (Expr, Selected)>,
     active: IdSet<usize>,
     /// Inputs for validating checked proposals by evaluation (six random environments
@@ -92,6 +94,7 @@ impl<'r> Selector<'r> {
             memo: IdMap::default(),
             active: IdSet::default(),
             inner_sums: IdMap::default(),
+            reduced: IdMap::default(),
             costs: DagCosts::new(register_bits, false),
             validation: None,
             trusting: false,
@@ -205,6 +208,9 @@ impl<'r> Selector<'r> {
                 }
             }
         }
+        if matches!(e.op(), Op::ReduceAdd) {
+            self.reduced.insert(e.arg(0).id(), e.arg(0).clone());
+        }
         // Scalars (index arithmetic, parameters) and leaves stay as they are.
         if e.ty().is_scalar() || e.args().is_empty() || matches!(e.op(), Op::Load(..)) {
             return Selected {
@@ -274,6 +280,12 @@ impl<'r> Selector<'r> {
         }
         for k in 0..self.strategies.len() {
             let strategy = self.strategies[k].clone();
+            // The wide operand of a reduction (the products of a pairwise multiply-add)
+            // is read whole by the instructions that reduce it; its halves, each split
+            // two ways below, were most of the selection time of depthwise_conv.
+            if strategy.splits_wide_values() && self.reduced.contains_key(&e.id()) {
+                continue;
+            }
             let mut cx = Context {
                 register_bits: self.register_bits,
                 instrs: &self.instrs,
