@@ -165,3 +165,15 @@ fn a_byte_mask_is_not_sliced_into_quarters_for_a_dword_select_on_arm() {
     let ir = selected("fuzz_2_79", "arm-neon");
     assert!(!ir.contains(": boolx4 "), "{ir}");
 }
+
+#[test]
+fn an_unsigned_dword_saturated_to_signed_half_words_narrows_whole_registers_on_arm() {
+    // saturating_cast<i16> of u32 lanes took a uqxtn, a suqadd and a combine per half;
+    // through u16 it is uqxtn and uqxtn2, then one clamp (fuzz_3_4: 0.85x -> 1.18x).
+    let ir = selected("fuzz_3_4", "arm-neon");
+    assert!(ir.contains("vqmovn_high_u32"), "{ir}");
+    assert!(
+        !ir.contains("vuqadd_s16") && !ir.contains("vcombine"),
+        "{ir}"
+    );
+}
