@@ -177,3 +177,12 @@ fn an_unsigned_dword_saturated_to_signed_half_words_narrows_whole_registers_on_a
         "{ir}"
     );
 }
+
+#[test]
+fn a_division_of_widened_half_words_is_a_half_word_division() {
+    // u32(x) / 7 of u16 lanes fits 16 bits, as clang knows from the known bits: divided
+    // in u32 lanes it was 0.78x clang -O3 on arm-neon, in u16 lanes 1.43x.
+    let ir = selected("fuzz_3_32", "arm-neon");
+    assert!(ir.contains("u16x8 = div"), "{ir}");
+    assert!(!ir.contains("u32x4 = div"), "{ir}");
+}
