@@ -161,3 +161,27 @@ fn forced_lines_are_correct_for_other_shapes() {
     // Each shape is line-buffered on one target at least.
     assert!(forced.iter().all(|&n| n > 0), "{forced:?}");
 }
+
+/// Where the lines are far ahead, the kernel's own code (for images too small for them)
+/// is compiled at its first width only: gaussian7x7 on x86-avx512 would take 64 lanes,
+/// and those wider widths of the inlined 49-tap body were most of its compile time.
+#[test]
+fn the_direct_code_behind_far_cheaper_lines_keeps_its_first_width() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks/gaussian7x7.hk");
+    let text = std::fs::read_to_string(&path).expect("the suite's gaussian7x7");
+    let src = harrow::diag::Source::new(path.display().to_string(), text);
+    let k = kernel::parse(&src).unwrap_or_else(|d| panic!("{}", d.render()));
+    let be = harrow::targets::backend("x86-avx512").expect("target exists");
+    let first = kernel::codegen::compile_first_width(&k, &be, None).lanes;
+    let best = kernel::codegen::compile_best(&k, &be, None).lanes;
+    assert!(
+        first < best,
+        "a wider width wins when searched: {first} vs {best}"
+    );
+    match kernel::line_buffer::choose(&k, &be, None) {
+        kernel::line_buffer::Plan::Lines(_, direct) => assert_eq!(direct.lanes, first),
+        kernel::line_buffer::Plan::Direct(c) => {
+            panic!("gaussian7x7 uses lines, not {} lanes", c.lanes)
+        }
+    }
+}
