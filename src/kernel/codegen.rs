@@ -373,6 +373,20 @@ pub fn compile_first_width(k: &Kernel, backend: &Backend, width: Option<u32>) ->
     compile_variants(k, backend, width, false)
 }
 
+/// The body with bounded operations narrowed (the variant of [`compile_best`] that is
+/// usually cheapest, and quickest to select: its sums are narrower), at its first
+/// candidate width: the direct code of a kernel whose line-buffered plan is far ahead even
+/// of the best direct code (`line_buffer::choose`), which serves only images too small for
+/// the lines.
+pub fn compile_narrowed(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
+    let k = k.map_bodies(crate::lift::fold_trivial_identities);
+    let narrowed = k.map_bodies(|b| {
+        crate::lift::narrow_truncated_arithmetic(&crate::lift::narrow_bounded_arithmetic(b))
+    });
+    let lanes = candidate_lanes(&narrowed, backend.target.as_ref(), width)[0];
+    compile(&narrowed, backend, lanes)
+}
+
 /// The bodies [`compile_best`] compares, without repeats.
 fn body_variants(k: &Kernel) -> Vec<Kernel> {
     let truncated = k.map_bodies(crate::lift::narrow_truncated_arithmetic);

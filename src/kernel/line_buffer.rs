@@ -357,8 +357,8 @@ pub fn choose(k: &Kernel, backend: &Backend, width: Option<u32>) -> Plan {
     let Some(lbs) = plan(k) else {
         return Plan::Direct(codegen::compile_best(k, backend, width));
     };
-    let (direct, staged) = rayon::join(
-        || codegen::compile_first_width(k, backend, width),
+    let (narrowed, staged) = rayon::join(
+        || codegen::compile_narrowed(k, backend, width),
         || {
             lbs.into_par_iter()
                 .map(|lb| {
@@ -387,13 +387,23 @@ pub fn choose(k: &Kernel, backend: &Backend, width: Option<u32>) -> Plan {
             }
         })
         .expect("a plan has a line buffer");
-    // The direct code at its other widths only where the lines are not far ahead of it:
-    // far behind, it serves only images too small for the lines, where a wider vector
-    // helps least, and those widths are most of the compile time of a long stencil.
-    let direct = if staged.per_element(target) < FAR_AHEAD * MARGIN * direct.cost_per_lane(target) {
-        direct
+    // Far behind the lines, the direct code serves only images too small for them: its
+    // narrowed body at its first width is enough there (the other bodies and widths are
+    // most of the compile time of a long stencil: a 7x7 one inlined as written selects
+    // 49-tap sums at four registers a value). Not far behind, the direct code at its
+    // first width competes; its other widths only where the lines are not far ahead.
+    let far_ahead = |direct: &Compiled| {
+        staged.per_element(target) < FAR_AHEAD * MARGIN * direct.cost_per_lane(target)
+    };
+    let direct = if far_ahead(&narrowed) {
+        narrowed
     } else {
-        codegen::compile_best(k, backend, width)
+        let first = codegen::compile_first_width(k, backend, width);
+        if far_ahead(&first) {
+            first
+        } else {
+            codegen::compile_best(k, backend, width)
+        }
     };
     if staged.per_element(target) < MARGIN * direct.cost_per_lane(target) {
         Plan::Lines(Box::new(staged), direct)
