@@ -1,10 +1,11 @@
-//! In-process compile time per suite kernel and target, on one core.
+//! In-process compile time per suite kernel and target.
 //!
 //! `cargo bench --bench compile` compiles every kernel of `benchmarks/` for every target
 //! the way `harrow compile K.hk --emit c` does (the target's tables built beforehand, as a
 //! warm process or the tables cache has them) and prints, per target, each kernel's time
 //! (the minimum of several repetitions), the geometric mean and the maximum. Issue 25's
-//! goal is a maximum under 50 ms on every target.
+//! goal is a maximum under 50 ms on every target. Body variants are compiled on rayon's
+//! threads, as in the CLI (`RAYON_NUM_THREADS=1` for one core).
 //!
 //! Selections remembered by the backend are forgotten before each repetition.
 //! `HARROW_BENCH_REPS` sets the repetitions (default 3); `HARROW_BENCH_TARGETS` (comma
