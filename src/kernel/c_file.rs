@@ -39,7 +39,7 @@ fn kernel_functions(
     // baseline's level, call a narrower variant (a function of its own).
     let narrow_name = format!("{fname}_narrow");
     let narrow = codegen::narrow_variant(k, backend, compiled)
-        .map(|n| vector_c::function(k, &n, None, target, &narrow_name));
+        .map(|n| kernel_functions(k, backend, &n, &narrow_name, true));
     let (mut types, mut f) = vector_c::function(
         k,
         compiled,
@@ -51,9 +51,10 @@ fn kernel_functions(
         f = format!("static __attribute__((noinline)) {f}");
     }
     if let Some((narrow_types, narrow_f)) = narrow {
-        // Typedefs are guarded, so the narrow variant's may repeat the wide one's.
+        // Typedefs are guarded, so the narrow variant's may repeat the wide one's. The
+        // narrow variant is local, with its own narrower one before it where it has one.
         types.push_str(&narrow_types);
-        f = format!("static __attribute__((noinline)) {narrow_f}{f}");
+        f = format!("{narrow_f}{f}");
     }
     (types, f)
 }

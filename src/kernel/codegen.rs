@@ -473,9 +473,6 @@ fn candidate_lanes(
     }
     let default = target_default_lanes(k, target);
     let mut lanes = vec![default];
-    if target.chunk_by_narrowest() {
-        return lanes;
-    }
     let register = target.register_bits();
     let narrowest_input = k.inputs.iter().map(|i| i.elem.bits()).min();
     let narrowest_value = k
@@ -538,7 +535,9 @@ pub fn compile(k: &Kernel, backend: &Backend, lanes: u32) -> Compiled {
 /// whose kernels are built below the baseline's optimisation level (HVX, at -O1): there
 /// the scalar fallback for such rows is slower than the baseline itself (conv_nn's
 /// 32-channel rows under a 64-lane vector ran at 0.93x clang -O3; at 32 lanes, 3.3x).
-/// Elsewhere the fallback is the baseline's own code at the baseline's level.
+/// Elsewhere the fallback is the baseline's own code at the baseline's level. A variant
+/// has its own down to half the target's first width: a kernel chosen at twice that
+/// width (a register of bytes on HVX) keeps the narrow code it had at the first width.
 pub fn narrow_variant(k: &Kernel, backend: &Backend, c: &Compiled) -> Option<Compiled> {
     let target = backend.target.as_ref();
     if target.opt_level(crate::isa::target::Purpose::Kernel) == "-O3" {
@@ -547,5 +546,6 @@ pub fn narrow_variant(k: &Kernel, backend: &Backend, c: &Compiled) -> Option<Com
     // The same search over bodies as any width (`--width` at half the lanes gives this
     // code), not just the kernel as written.
     let lanes = legal_lanes(k, c.lanes / 2);
-    (lanes < c.lanes).then(|| compile_best(k, backend, Some(lanes)))
+    (lanes < c.lanes && 2 * lanes >= target_default_lanes(k, target))
+        .then(|| compile_best(k, backend, Some(lanes)))
 }
