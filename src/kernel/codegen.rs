@@ -379,20 +379,22 @@ pub fn compile_first_width(k: &Kernel, backend: &Backend, width: Option<u32>) ->
 /// of the best direct code (`line_buffer::choose`), which serves only images too small for
 /// the lines.
 pub fn compile_narrowed(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
-    let k = k.map_bodies(crate::lift::fold_trivial_identities);
-    let narrowed = k.map_bodies(|b| {
-        crate::lift::narrow_truncated_arithmetic(&crate::lift::narrow_bounded_arithmetic(b))
-    });
+    let narrowed = k
+        .map_bodies(crate::lift::fold_trivial_identities)
+        .map_bodies(narrowed_body);
     let lanes = candidate_lanes(&narrowed, backend.target.as_ref(), width)[0];
     compile(&narrowed, backend, lanes)
+}
+
+/// `b` with bounded operations narrowed, then wrapping truncations moved to its leaves.
+fn narrowed_body(b: &Expr) -> Expr {
+    crate::lift::narrow_truncated_arithmetic(&crate::lift::narrow_bounded_arithmetic(b))
 }
 
 /// The bodies [`compile_best`] compares, without repeats.
 fn body_variants(k: &Kernel) -> Vec<Kernel> {
     let truncated = k.map_bodies(crate::lift::narrow_truncated_arithmetic);
-    let bounded = k.map_bodies(|b| {
-        crate::lift::narrow_truncated_arithmetic(&crate::lift::narrow_bounded_arithmetic(b))
-    });
+    let bounded = k.map_bodies(narrowed_body);
     let signed = k
         .bodies()
         .any(|b| crate::lift::wrapping_in_signed(b).is_some())

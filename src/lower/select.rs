@@ -297,10 +297,10 @@ impl<'r> Selector<'r> {
             // The wide operand of a reduction (the products of a pairwise multiply-add)
             // is read whole by the instructions that reduce it; its halves, each split
             // two ways below, were most of the selection time of depthwise_conv.
-            if strategy.splits_wide_values() && self.reduced.contains_key(&e.id()) {
+            let splits = strategy.splits_wide_values();
+            if splits && self.reduced.contains_key(&e.id()) {
                 continue;
             }
-            let splits = strategy.splits_wide_values();
             if splits
                 && self.memo.len() > SPLIT_BOTH_WAYS_NODES
                 && self.splitting.is_some_and(|s| s != strategy.name())
