@@ -218,3 +218,64 @@ fn three_shards_run_as_separate_processes_merge_into_the_unsharded_file() {
     assert!(!ok && err.contains("not a rule file"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_interrupted_shard_resumes_from_its_progress_file_and_writes_the_same_rules() {
+    if let Err(e) = harrow::verify::solver_available("z3") {
+        panic!("{e}");
+    }
+    let dir = std::env::temp_dir().join(format!("harrow-progress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |n: &str| dir.join(n).to_string_lossy().into_owned();
+    let (progress, first, second) = (path("p.progress"), path("a.rules"), path("b.rules"));
+    let lower = |out: &str, max_instrs: &str| {
+        harrow(&[
+            "synth",
+            "lower",
+            "--target",
+            "x86-avx2",
+            "--max-instrs",
+            max_instrs,
+            "--shard",
+            "0/3",
+            "--progress",
+            &progress,
+            "--out",
+            out,
+        ])
+    };
+    let (ok, _, err) = lower(&first, "2");
+    assert!(ok, "{err}");
+    // The run's line, then one line per term of the shard.
+    let text = std::fs::read_to_string(&progress).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() > 20, "{text}");
+    let terms = lines.len() - 1;
+    // Interrupted after half of them, the last line cut short.
+    let kept = 1 + terms / 2;
+    let mut cut = lines[..kept].join("\n");
+    cut.push('\n');
+    cut.push_str(&lines[kept][..lines[kept].len() / 2]);
+    std::fs::write(&progress, cut).unwrap();
+    let (ok, out, err) = lower(&second, "2");
+    assert!(ok, "{err}");
+    assert!(
+        err.contains(&format!("resuming: {} of {terms} terms", terms / 2)),
+        "{err}"
+    );
+    assert!(out.contains("taken from the progress file"), "{out}");
+    let a = std::fs::read_to_string(&first).unwrap();
+    assert!(a.contains("rule synth_"), "{a}");
+    assert_eq!(a, std::fs::read_to_string(&second).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(&progress).unwrap().lines().count(),
+        1 + terms
+    );
+    // The file of one run is not mixed into another's.
+    let (ok, _, err) = lower(&second, "1");
+    assert!(
+        !ok && err.contains("records another run (--max-instrs 2 instead of 1)"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -107,9 +107,10 @@ fn wrong_rules_get_readable_counterexamples() {
         .iter()
         .find(|o| o.rule == "bad_average" && o.instantiation == "T = u8")
         .unwrap();
-    let Verdict::Counterexample(text) = &first.verdict else {
+    let Verdict::Counterexample(cex) = &first.verdict else {
         panic!("{:?}", first.verdict)
     };
+    let text = &cex.text;
     // Both inputs large enough to overflow, and the two results shown.
     assert!(
         text.contains("x = (uint8)") && text.contains("y = (uint8)"),
@@ -144,7 +145,7 @@ fn lowering_counterexample(family: &str, src: std::sync::Arc<Source>, name: &str
     let outcomes = verify_rules(&bad, &Options::default(), &cache, &|_, _| {});
     assert_eq!(outcomes.len(), 1);
     let text = match &outcomes[0].verdict {
-        Verdict::Counterexample(text) => text.clone(),
+        Verdict::Counterexample(cex) => cex.text.clone(),
         other => panic!("{other:?}"),
     };
     assert!(

@@ -605,7 +605,7 @@ fn cmd_verify(a: &VerifyArgs) -> Result<String, CliError> {
             .map(|o| {
                 let (status, detail) = match &o.verdict {
                     Verdict::Proved => ("proved", String::new()),
-                    Verdict::Counterexample(s) => ("counterexample", s.clone()),
+                    Verdict::Counterexample(c) => ("counterexample", c.text.clone()),
                     Verdict::Unknown(s) => ("unknown", s.clone()),
                     Verdict::Error(s) => ("error", s.clone()),
                 };
@@ -624,7 +624,7 @@ fn cmd_verify(a: &VerifyArgs) -> Result<String, CliError> {
     } else {
         for o in &failures {
             let (what, detail) = match &o.verdict {
-                Verdict::Counterexample(s) => ("counterexample", s),
+                Verdict::Counterexample(c) => ("counterexample", &c.text),
                 Verdict::Unknown(s) => ("not proved", s),
                 Verdict::Error(s) => ("error", s),
                 Verdict::Proved => unreachable!(),

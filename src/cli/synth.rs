@@ -63,6 +63,11 @@ pub struct LowerArgs {
     /// Write the rule file here (default: print it).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Record each finished term in FILE, and take the terms FILE already holds from it
+    /// instead of searching them again: resumes a run that was interrupted (a batch job
+    /// past its time limit). FILE must come from a run with the same options.
+    #[arg(long, value_name = "FILE")]
+    pub progress: Option<PathBuf>,
     /// Print a machine-readable summary instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -82,6 +87,9 @@ struct JsonTerm {
     levels_done: u32,
     stopped: bool,
     refuted: usize,
+    learned: usize,
+    pruned: usize,
+    rounds: u32,
     seconds: f64,
 }
 
@@ -189,7 +197,26 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
         budget: std::time::Duration::from_secs_f64(a.budget_s),
         ..Default::default()
     };
+    let progress = match &a.progress {
+        Some(p) => {
+            let key =
+                crate::synth::progress::RunKey::new(&a.target, a.max_instrs, a.budget_s, &indexed);
+            Some(crate::synth::progress::Progress::open(p, &key).map_err(CliError::Other)?)
+        }
+        None => None,
+    };
+    let resumed = progress.as_ref().map_or(0, |p| p.resumed());
+    if resumed > 0
+        && let Some(p) = &a.progress
+    {
+        eprintln!(
+            "resuming: {resumed} of {} terms are finished in {}",
+            indexed.len(),
+            p.display()
+        );
+    }
     let bar = indicatif::ProgressBar::new(indexed.len() as u64);
+    bar.set_position(resumed as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
             "synthesizing {bar:40} {pos}/{len} terms, {elapsed}",
@@ -202,11 +229,18 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
         indexed
             .par_iter()
             .map(|(k, t)| {
+                if let Some(r) = progress.as_ref().and_then(|p| p.report(*k, t)) {
+                    return Ok(r);
+                }
                 let r = crate::synth::synthesize(t, &backend, &opts, *k);
+                if let Some(p) = &progress {
+                    p.record(*k, &r)?;
+                }
                 bar.inc(1);
-                r
+                Ok(r)
             })
-            .collect()
+            .collect::<Result<_, String>>()
+            .map_err(CliError::Other)?
     };
     bar.finish_and_clear();
     let file = crate::synth::rule_file(&a.target, &reports, &opts);
@@ -221,6 +255,9 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
             .map_err(|e| CliError::Other(e.to_string()));
     }
     let mut s = summary(&reports);
+    if resumed > 0 {
+        s += &format!("({resumed} of them taken from the progress file, not searched again)\n");
+    }
     if a.out.is_none() {
         s = file + "\n" + &s;
     }
@@ -238,7 +275,7 @@ fn verdict_name(v: &Verdict) -> &'static str {
 
 fn json_row(r: &TermReport) -> JsonTerm {
     let (cost, rhs) = match &r.verdict {
-        Verdict::Found { rhs, cost, .. } => (Some(*cost), Some(rhs.to_string())),
+        Verdict::Found { rhs, cost, .. } => (Some(*cost), Some(rhs.clone())),
         Verdict::NotCheaper { cost } => (Some(*cost), None),
         _ => (None, None),
     };
@@ -254,6 +291,9 @@ fn json_row(r: &TermReport) -> JsonTerm {
         levels_done: r.levels_done,
         stopped: r.stopped,
         refuted: r.refuted,
+        learned: r.learned,
+        pruned: r.pruned,
+        rounds: r.rounds,
         seconds: r.seconds,
     }
 }
@@ -292,10 +332,12 @@ fn summary(reports: &[TermReport]) -> String {
         .filter(|r| matches!(r.verdict, Verdict::Found { .. }))
         .count();
     let refuted: usize = reports.iter().map(|r| r.refuted).sum();
+    let learned: usize = reports.iter().map(|r| r.learned).sum();
+    let pruned: usize = reports.iter().map(|r| r.pruned).sum();
     let seconds: f64 = reports.iter().map(|r| r.seconds).sum();
     let _ = writeln!(
         s,
-        "{} terms: {found} rules kept (proved and cheaper by the margin), {refuted} candidates refuted by the prover, {seconds:.1} s",
+        "{} terms: {found} rules kept (proved and cheaper by the margin), {refuted} candidates refuted by the prover ({learned} counterexamples learned, {pruned} candidates ruled out by them), {seconds:.1} s",
         reports.len()
     );
     s

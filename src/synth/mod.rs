@@ -17,6 +17,7 @@
 //! from fixed seeds.
 
 pub mod enumerate;
+pub mod progress;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -79,12 +80,12 @@ pub struct Term {
 }
 
 /// What synthesis concluded for one term.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Verdict {
     /// A proved sequence cheaper than today's selection.
     Found {
-        /// The sequence.
-        rhs: Expr,
+        /// The sequence, as the rule's right-hand side prints it.
+        rhs: String,
         /// What selection pays for the sequence.
         cost: f64,
         /// The rule, as text in the rule language.
@@ -121,6 +122,12 @@ pub struct TermReport {
     pub stopped: bool,
     /// Matches the prover refuted.
     pub refuted: usize,
+    /// Counterexamples added to the fingerprint environments.
+    pub learned: usize,
+    /// Matches ruled out by a learned counterexample without a proof.
+    pub pruned: usize,
+    /// Enumerations run (one more per round that learned a counterexample).
+    pub rounds: u32,
     /// Seconds spent.
     pub seconds: f64,
 }
@@ -258,7 +265,15 @@ fn environments(term: &Expr, n: u64) -> Vec<Env> {
         .collect()
 }
 
-/// Searches, checks and proves for one term.
+/// Most enumerations per term: the first, and one more for each round that learned a
+/// counterexample (CEGIS).
+const MAX_ROUNDS: u32 = 4;
+
+/// Searches, checks and proves for one term, learning from refutations: a counterexample
+/// the prover finds joins the fingerprint environments, the matches it rules out are
+/// dropped without a proof, and when no match is proved the enumeration runs again with
+/// it (values that looked equal before may differ on it, so a match hidden behind a wrong
+/// one can appear), up to [`MAX_ROUNDS`] enumerations.
 pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) -> TermReport {
     let start = Instant::now();
     // Both sides priced alike: the term's selection and the sequence as DAGs over the
@@ -273,6 +288,9 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
         levels_done: 0,
         stopped: false,
         refuted: 0,
+        learned: 0,
+        pruned: 0,
+        rounds: 0,
         seconds: 0.0,
     };
     if let Some((name, _)) = crate::ir::visit::buffers(&term.expr).into_iter().next() {
@@ -284,40 +302,78 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
     }
     let mut instrs: Vec<Arc<Instr>> = backend.instrs.values().flatten().cloned().collect();
     instrs.sort_by(|a, b| a.key.cmp(&b.key));
-    let envs = environments(&term.expr, opts.environments);
-    let en = match enumerate::Enumerator::new(
-        &term.expr,
-        &leaves(&term.expr),
-        &instrs,
-        &envs,
-        immediates(&term.expr),
-    ) {
-        Ok(en) => en,
-        Err(e) => {
-            report.verdict = Verdict::Skipped(e);
-            return report;
+    let mut envs = environments(&term.expr, opts.environments);
+    while report.rounds < MAX_ROUNDS {
+        report.rounds += 1;
+        // The last round's conclusion is the term's.
+        report.verdict = Verdict::NoneFound;
+        let en = match enumerate::Enumerator::new(
+            &term.expr,
+            &leaves(&term.expr),
+            &instrs,
+            &envs,
+            immediates(&term.expr),
+        ) {
+            Ok(en) => en,
+            Err(e) => {
+                report.verdict = Verdict::Skipped(e);
+                break;
+            }
+        };
+        let search = en.run(enumerate::Limits {
+            max_instrs: opts.max_instrs,
+            deadline: start + opts.budget,
+            max_values: opts.max_values,
+        });
+        if let Some(leaf) = &search.leaf {
+            report.verdict = Verdict::Skipped(format!(
+                "equals `{leaf}` on every input tried: a simplification for lifting, not a lowering rule"
+            ));
+            break;
         }
-    };
-    let search = en.run(enumerate::Limits {
-        max_instrs: opts.max_instrs,
-        deadline: start + opts.budget,
-        max_values: opts.max_values,
-    });
-    if let Some(leaf) = &search.leaf {
-        report.verdict = Verdict::Skipped(format!(
-            "equals `{leaf}` on every input tried: a simplification for lifting, not a lowering rule"
-        ));
-        report.seconds = start.elapsed().as_secs_f64();
-        return report;
+        report.kept = search.kept;
+        report.built += search.built;
+        report.levels_done = search.levels_done;
+        report.stopped = search.stopped;
+        let learned_before = report.learned;
+        check_matches(
+            term,
+            search.matches,
+            backend,
+            opts,
+            index,
+            &mut envs,
+            &mut report,
+        );
+        if !matches!(
+            report.verdict,
+            Verdict::NoneFound | Verdict::NotCheaper { .. }
+        ) || report.learned == learned_before
+            || report.stopped
+        {
+            break;
+        }
     }
-    report.kept = search.kept;
-    report.built = search.built;
-    report.levels_done = search.levels_done;
-    report.stopped = search.stopped;
+    report.seconds = start.elapsed().as_secs_f64();
+    report
+}
+
+/// Prices the matches of one enumeration and proves them cheapest first until one is
+/// proved (the verdict becomes `Found`) or the rest are not cheaper by the margin. A
+/// refutation's counterexample is added to `envs` and rules out the later matches that
+/// differ from the term on it.
+fn check_matches(
+    term: &Term,
+    matches: Vec<Expr>,
+    backend: &Backend,
+    opts: &Options,
+    index: usize,
+    envs: &mut Vec<Env>,
+    report: &mut TermReport,
+) {
     // Cheapest first; of equal cost, the fewest nodes (reinterpretations cost nothing but
     // read worse), then the first found.
-    let mut priced: Vec<(f64, usize, usize, Expr)> = search
-        .matches
+    let mut priced: Vec<(f64, usize, usize, Expr)> = matches
         .into_iter()
         .enumerate()
         .map(|(k, m)| {
@@ -326,24 +382,43 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
         })
         .collect();
     priced.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+    let mut learned: Vec<Env> = Vec::new();
     for (cost, _, _, rhs) in priced {
-        if cost > opts.max_ratio * today + 1e-9 {
+        if cost > opts.max_ratio * report.today + 1e-9 {
             if matches!(report.verdict, Verdict::NoneFound) {
                 report.verdict = Verdict::NotCheaper { cost };
             }
             break;
         }
-        let rule = rule_text(term, &rhs, cost, today, index);
+        if learned.iter().any(|env| differs(&term.expr, &rhs, env)) {
+            report.pruned += 1;
+            continue;
+        }
+        let rule = rule_text(term, &rhs, cost, report.today, index);
         match prove(&rule, backend, opts) {
-            Ok(true) => {
-                report.verdict = Verdict::Found { rhs, cost, rule };
+            Ok(None) => {
+                report.verdict = Verdict::Found {
+                    rhs: rhs.to_string(),
+                    cost,
+                    rule,
+                };
                 break;
             }
-            Ok(false) => {
+            Ok(Some(cex)) => {
                 if std::env::var_os("HARROW_SYNTH_DEBUG").is_some() {
-                    eprintln!("REFUTED {rule}");
+                    eprintln!("REFUTED {rule}    {}", cex.text);
                 }
-                report.refuted += 1
+                report.refuted += 1;
+                // The prover's inputs are at the term's lane count (a lowering rule is
+                // checked at its own width); kept only where the interpreter agrees they
+                // tell the two apart.
+                if let Some(env) = env_of_counterexample(&term.expr, &cex)
+                    && differs(&term.expr, &rhs, &env)
+                {
+                    report.learned += 1;
+                    envs.push(env.clone());
+                    learned.push(env);
+                }
             }
             Err(e) => {
                 report.verdict = Verdict::Skipped(e);
@@ -351,8 +426,28 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
             }
         }
     }
-    report.seconds = start.elapsed().as_secs_f64();
-    report
+}
+
+/// The environment of a counterexample's inputs, when it binds every free variable of
+/// `term` at its type.
+fn env_of_counterexample(term: &Expr, cex: &crate::verify::Counterexample) -> Option<Env> {
+    let mut env = Env::new();
+    for (name, ty) in crate::ir::visit::free_vars(term) {
+        let (_, v) = cex.inputs.iter().find(|(n, _)| **n == *name)?;
+        if v.ty != ty {
+            return None;
+        }
+        env.set(name, v.clone());
+    }
+    Some(env)
+}
+
+/// True when `a` and `b` evaluate to different values in `env` (or one of them fails).
+fn differs(a: &Expr, b: &Expr, env: &Env) -> bool {
+    match (crate::interp::eval(a, env), crate::interp::eval(b, env)) {
+        (Ok(x), Ok(y)) => x != y,
+        _ => true,
+    }
 }
 
 /// What selection pays for a sequence: its instructions (and vector constants), each node
@@ -402,9 +497,13 @@ fn type_name(t: Type) -> String {
     }
 }
 
-/// Loads `rule` as a rule file for the backend's instructions and proves it; `Ok(false)`
-/// when the prover refutes it.
-fn prove(rule: &str, backend: &Backend, opts: &Options) -> Result<bool, String> {
+/// Loads `rule` as a rule file for the backend's instructions and proves it: `Ok(None)`
+/// when proved, the counterexample when the prover refutes it.
+fn prove(
+    rule: &str,
+    backend: &Backend,
+    opts: &Options,
+) -> Result<Option<crate::verify::Counterexample>, String> {
     let src = Source::new("<synthesized>", rule.to_string());
     let set = RuleSet::load_with(&src, RuleKind::Lower, Some(&backend.instrs))
         .map_err(|d| format!("a synthesized rule does not load (a bug): {d}\n{rule}"))?;
@@ -418,13 +517,13 @@ fn prove(rule: &str, backend: &Backend, opts: &Options) -> Result<bool, String> 
     for o in outcomes {
         match o.verdict {
             crate::verify::Verdict::Proved => {}
-            crate::verify::Verdict::Counterexample(_) => return Ok(false),
+            crate::verify::Verdict::Counterexample(c) => return Ok(Some(c)),
             crate::verify::Verdict::Unknown(why) | crate::verify::Verdict::Error(why) => {
                 return Err(format!("the prover did not decide {}: {why}", o.rule));
             }
         }
     }
-    Ok(true)
+    Ok(None)
 }
 
 /// The rule file for the found rules of `reports`.
@@ -536,7 +635,7 @@ mod tests {
             panic!("{:?}", r.verdict);
         };
         assert_eq!(
-            rhs.to_string(),
+            rhs,
             "(uint32x8)_mm256_sub_epi32(a, (uint32x8)_mm256_min_epu32(a, b))"
         );
         assert!(*cost <= opts.max_ratio * r.today, "{cost} vs {}", r.today);
@@ -568,9 +667,29 @@ mod tests {
         // Equal on every input the enumerator tries except a pair 2^31 apart: only the
         // proof can tell.
         let wrong = "rule w(a: u32x8, b: u32x8):\n    saturating_sub(a, b) => (uint32x8)_mm256_sub_epi32(a, b)\n";
-        assert_eq!(prove(wrong, &backend, &opts), Ok(false));
+        assert!(matches!(prove(wrong, &backend, &opts), Ok(Some(_))));
         let right = "rule r(a: u32x8, b: u32x8):\n    saturating_sub(a, b) => (uint32x8)_mm256_sub_epi32(a, (uint32x8)_mm256_min_epu32(a, b))\n";
-        assert_eq!(prove(right, &backend, &opts), Ok(true));
+        assert_eq!(prove(right, &backend, &opts), Ok(None));
+    }
+
+    #[test]
+    fn a_refuted_match_teaches_the_search_its_counterexample() {
+        // `avg(a, b -sat 1)` equals `halving_add(a, b)` on the fingerprints but not where
+        // `b` is 0 and `a` odd: the prover refutes it once, its counterexample joins the
+        // fingerprints, and the second enumeration no longer offers it.
+        let backend = hand_backend("x86-avx2");
+        let t = term("halving_add(a, b)", &[("a", "u16x16"), ("b", "u16x16")]);
+        let opts = Options {
+            max_instrs: 2,
+            ..Default::default()
+        };
+        let r = synthesize(&t, &backend, &opts, 0);
+        assert_eq!((r.refuted, r.learned, r.rounds), (1, 1, 2), "{r:?}");
+        assert!(
+            !matches!(r.verdict, Verdict::Found { .. }),
+            "{:?}",
+            r.verdict
+        );
     }
 
     #[test]

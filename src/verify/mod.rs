@@ -34,12 +34,22 @@ pub use obligation::{Obligation, Slot};
 pub enum Verdict {
     /// Both sides agree for every input satisfying the predicate.
     Proved,
-    /// They differ; the text gives the inputs and the two results.
-    Counterexample(String),
+    /// They differ on the inputs it gives.
+    Counterexample(Counterexample),
     /// The solver gave up (timeout or `unknown`).
     Unknown(String),
     /// Something else went wrong (the solver is missing, the encoding failed, ...).
     Error(String),
+}
+
+/// Inputs on which a rule's two sides differ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counterexample {
+    /// The inputs and the two results, readable.
+    pub text: String,
+    /// The rule's variables with their values, at the lane count of the query that failed
+    /// (for a search that learns from it, as synthesis does).
+    pub inputs: Vec<(String, Value)>,
 }
 
 /// The result for one instantiation.
@@ -235,7 +245,7 @@ fn explain(
     inst: &Inst,
     ob: &Obligation,
     model: &BTreeMap<String, u128>,
-) -> Result<String, String> {
+) -> Result<Counterexample, String> {
     let n = ob.lanes as usize;
     let mut vars: BTreeMap<usize, Vec<u128>> = BTreeMap::new();
     let mut free = crate::ir::visit::free_vars(&ob.lhs);
@@ -356,12 +366,22 @@ fn explain(
     for (var, (lo, hi)) in &bounds {
         parts.push(format!("bounds of {var} = [{lo}, {hi}]"));
     }
-    Ok(format!(
+    let text = format!(
         "{}\n    left-hand side gives {}, right-hand side gives {}",
         parts.join(", "),
         show(&left),
         show(&right)
-    ))
+    );
+    let inputs = rule
+        .vars
+        .iter()
+        .enumerate()
+        .filter_map(|(i, name)| {
+            let v = env.vars.get(format!("v{i}").as_str())?;
+            Some((name.to_string(), v.clone()))
+        })
+        .collect();
+    Ok(Counterexample { text, inputs })
 }
 
 /// At most this many constant assignments are listed by the solver, model by model.
@@ -616,7 +636,7 @@ fn run_query(
                     model.entry(n.clone()).or_insert(bits);
                 }
                 return match explain(rule, inst, ob, &model) {
-                    Ok(s) => Verdict::Counterexample(s),
+                    Ok(c) => Verdict::Counterexample(c),
                     Err(e) => Verdict::Error(e),
                 };
             }
