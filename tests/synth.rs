@@ -279,3 +279,42 @@ fn an_interrupted_shard_resumes_from_its_progress_file_and_writes_the_same_rules
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_rule_found_for_one_constant_is_proved_for_a_range_of_them() {
+    if let Err(e) = harrow::verify::solver_available("z3") {
+        panic!("{e}");
+    }
+    let out =
+        std::env::temp_dir().join(format!("harrow-synth-consts-{}.rules", std::process::id()));
+    let out_s = out.to_string_lossy().into_owned();
+    let (ok, _, err) = harrow(&[
+        "synth",
+        "lower",
+        "--target",
+        "x86-avx2",
+        "--max-instrs",
+        "2",
+        "--terms",
+        "tests/data/synth_constants.hl",
+        "--out",
+        &out_s,
+    ]);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    // `halving_add(d, 10)`, today four instructions, is `vpavgb(d, 9)`: for every
+    // constant but 0, `vpavgb(d, c0 - 1)`.
+    assert!(
+        text.contains(
+            "(uint8x32)halving_add(d, x32(uint8(c0))) => (uint8x32)_mm256_avg_epu8(d, x32(uint8(c0 - 1))) if 1 <= c0 && c0 <= 255"
+        ),
+        "{text}"
+    );
+    // The file proves as any rule file of the family.
+    let (ok, report, err) = harrow(&["verify", "--rules", &out_s, "--target", "x86", "--no-cache"]);
+    assert!(
+        ok && report.contains("1 of 1 instantiations"),
+        "{report}{err}"
+    );
+    let _ = std::fs::remove_file(&out);
+}

@@ -17,6 +17,7 @@
 //! from fixed seeds.
 
 pub mod enumerate;
+pub mod generalize;
 pub mod progress;
 
 use std::fmt::Write as _;
@@ -198,9 +199,22 @@ pub fn default_terms(register_bits: u32) -> Vec<Term> {
 /// instruction sequences (shift amounts, lane selections).
 fn immediates(term: &Expr) -> Vec<i128> {
     let mut out: Vec<i128> = vec![0, 1, 2, 4, 7, 8, 15, 16, 31, 0x4e, 0xb1, 0xd8];
+    out.extend(term_constants(term));
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// The term's constants, and the values a generalized rule may write as functions of one
+/// (`generalize::TEMPLATES`: `c0 - 1`, `1 << c0`, ...), so that a sequence found for one
+/// constant can be written for a range of them.
+fn term_constants(term: &Expr) -> Vec<i128> {
+    let mut out = Vec::new();
     for n in crate::ir::visit::post_order(term) {
         if let Op::Const(bits) = n.op() {
-            out.push(crate::interp::lane::to_i128(*bits, n.ty().elem));
+            let k = crate::interp::lane::to_i128(*bits, n.ty().elem);
+            out.push(k);
+            out.extend(generalize::related_values(k));
         }
     }
     out.sort_unstable();
@@ -208,8 +222,8 @@ fn immediates(term: &Expr) -> Vec<i128> {
     out
 }
 
-/// The leaves sequences are built from: the term's variables, and all-zero and all-one
-/// vectors of their type and of the term's.
+/// The leaves sequences are built from: the term's variables, and vectors of their type
+/// and of the term's: all zeros, all ones, and each of [`term_constants`] in every lane.
 fn leaves(term: &Expr) -> Vec<Expr> {
     let mut out: Vec<Expr> = crate::ir::visit::free_vars(term)
         .into_iter()
@@ -219,8 +233,14 @@ fn leaves(term: &Expr) -> Vec<Expr> {
     types.push(term.ty());
     types.sort();
     types.dedup();
+    let mut values = vec![0, 1];
+    values.extend(
+        term_constants(term)
+            .into_iter()
+            .filter(|v| !(0..=1).contains(v)),
+    );
     for t in types {
-        for v in [0, 1] {
+        for &v in &values {
             if let Ok(c) = Expr::int(t.elem, v)
                 && let Ok(b) = Expr::build(Op::Broadcast, Some(t), vec![c])
             {
@@ -397,6 +417,16 @@ fn check_matches(
         let rule = rule_text(term, &rhs, cost, report.today, index);
         match prove(&rule, backend, opts) {
             Ok(None) => {
+                // A term with a constant: the rule for a range of it, where one is proved.
+                let rule = generalize::generalize(
+                    term,
+                    &rhs,
+                    &rule_comment(term, &rhs, cost, report.today, true),
+                    &format!("synth_{}_{index}", term.name),
+                    backend,
+                    opts,
+                )
+                .unwrap_or(rule);
                 report.verdict = Verdict::Found {
                     rhs: rhs.to_string(),
                     cost,
@@ -461,22 +491,31 @@ fn sequence_cost(e: &Expr, backend: &Backend) -> f64 {
     .cost(e)
 }
 
+/// The comment line of the rule for `term => rhs`: where it comes from and what it saves;
+/// `generalized` adds that the term's constant became the wildcard `c0`.
+fn rule_comment(term: &Term, rhs: &Expr, cost: f64, today: f64, generalized: bool) -> String {
+    let instrs = crate::ir::visit::post_order(rhs)
+        .iter()
+        .filter(|n| matches!(n.op(), Op::Instr(_)))
+        .count();
+    let range = if generalized {
+        " Found at that constant; proved as `c0` over the range below."
+    } else {
+        ""
+    };
+    format!(
+        ";; `{}`: {instrs} instruction(s), cost {cost:.2} (selection without this rule: {today:.2}).{range}\n",
+        term.expr
+    )
+}
+
 /// The rule for `term => rhs`, with a comment saying where it comes from.
 fn rule_text(term: &Term, rhs: &Expr, cost: f64, today: f64, index: usize) -> String {
     let params: Vec<String> = crate::ir::visit::free_vars(&term.expr)
         .into_iter()
         .map(|(n, t)| format!("{n}: {}", type_name(t)))
         .collect();
-    let instrs = crate::ir::visit::post_order(rhs)
-        .iter()
-        .filter(|n| matches!(n.op(), Op::Instr(_)))
-        .count();
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        ";; `{}`: {instrs} instruction(s), cost {cost:.2} (selection without this rule: {today:.2}).",
-        term.expr
-    );
+    let mut s = rule_comment(term, rhs, cost, today, false);
     let _ = writeln!(
         s,
         "rule synth_{}_{index}({}):\n    {} => {}",

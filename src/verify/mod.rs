@@ -50,6 +50,8 @@ pub struct Counterexample {
     /// The rule's variables with their values, at the lane count of the query that failed
     /// (for a search that learns from it, as synthesis does).
     pub inputs: Vec<(String, Value)>,
+    /// The values of the rule's constant wildcards (`c0`, ...).
+    pub constants: Vec<(String, i128)>,
 }
 
 /// The result for one instantiation.
@@ -381,7 +383,12 @@ fn explain(
             Some((name.to_string(), v.clone()))
         })
         .collect();
-    Ok(Counterexample { text, inputs })
+    let constants = wild.iter().map(|(id, v)| (format!("c{id}"), *v)).collect();
+    Ok(Counterexample {
+        text,
+        inputs,
+        constants,
+    })
 }
 
 /// At most this many constant assignments are listed by the solver, model by model.
