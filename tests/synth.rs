@@ -318,3 +318,53 @@ fn a_rule_found_for_one_constant_is_proved_for_a_range_of_them() {
     );
     let _ = std::fs::remove_file(&out);
 }
+
+#[test]
+fn terms_come_from_simd_op_check_with_loads_as_variables() {
+    if common::shared_or_skip("terms_come_from_simd_op_check_with_loads_as_variables").is_none() {
+        return;
+    }
+    if let Err(e) = harrow::verify::solver_available("z3") {
+        panic!("{e}");
+    }
+    let (ok, out, err) = harrow(&[
+        "synth",
+        "lower",
+        "--target",
+        "x86-avx2",
+        "--max-instrs",
+        "2",
+        "--terms-from",
+        "simd-op-check",
+        "--only",
+        "opcheck_pavg",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    // Halide's `pavgb`/`pavgw` entries at both widths, each once (the other entries of
+    // the same shape are duplicates up to their constants).
+    let exprs: Vec<&str> = rows.iter().map(|r| r["expr"].as_str().unwrap()).collect();
+    assert!(rows.len() >= 4, "{exprs:?}");
+    let mut unique = exprs.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(unique.len(), exprs.len(), "{exprs:?}");
+    // Loads are variables: no term reads a buffer, and `halving_sub` of bytes (lifted from
+    // Halide's `(a - b) >> 1` of widened bytes) is searched and found.
+    assert!(exprs.iter().all(|e| !e.contains("in_u")), "{exprs:?}");
+    assert!(
+        rows.iter()
+            .any(|r| r["expr"] == "(uint8x32)halving_sub(a, b)" && r["verdict"] == "found"),
+        "{out}"
+    );
+    let (ok, _, err) = harrow(&[
+        "synth",
+        "lower",
+        "--target",
+        "x86-avx2",
+        "--terms-from",
+        "rake",
+    ]);
+    assert!(!ok && err.contains("unknown corpus `rake`"), "{err}");
+}

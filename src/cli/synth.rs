@@ -47,6 +47,11 @@ pub struct LowerArgs {
     /// line); default: every FPIR operation at every element type, one register wide.
     #[arg(long = "terms", value_name = "FILE")]
     pub terms: Vec<PathBuf>,
+    /// Take the terms from a corpus instead: `simd-op-check` (the target's entries of
+    /// Halide's simd_op_check under `../shared/peer/halide-simd-op-check/`, lifted, their
+    /// loads made variables, deduplicated up to renaming of variables and constants).
+    #[arg(long, value_name = "CORPUS", conflicts_with = "terms")]
+    pub terms_from: Option<String>,
     /// Only the terms whose name contains this text.
     #[arg(long)]
     pub only: Option<String>,
@@ -179,7 +184,35 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
             "--budget-s takes a positive number of seconds".into(),
         ));
     }
-    let mut terms = terms_of(&a.terms, backend.target.register_bits())?;
+    let mut terms = match a.terms_from.as_deref() {
+        None => terms_of(&a.terms, backend.target.register_bits())?,
+        Some("simd-op-check") => {
+            let suite = backend.target.spec().op_check.as_ref().ok_or_else(|| {
+                CliError::Other(format!(
+                    "no simd_op_check section for target `{}`",
+                    a.target
+                ))
+            })?;
+            let path = crate::util::shared::shared_dir()
+                .ok_or_else(|| {
+                    CliError::Other(
+                        "skipped: ../shared not found (the simd_op_check corpus lives there)"
+                            .into(),
+                    )
+                })?
+                .join("peer/halide-simd-op-check")
+                .join(suite.file);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| CliError::Other(format!("cannot read {}: {e}", path.display())))?;
+            let src = crate::diag::Source::new(path.display().to_string(), text);
+            crate::synth::corpus::opcheck_terms(&src, &backend).map_err(CliError::Other)?
+        }
+        Some(other) => {
+            return Err(CliError::Other(format!(
+                "unknown corpus `{other}` for --terms-from; expected simd-op-check"
+            )));
+        }
+    };
     if let Some(only) = &a.only {
         terms.retain(|t| t.name.contains(only.as_str()));
     }

@@ -16,6 +16,7 @@
 //! tried in key order, values in the order built, and the fingerprint environments come
 //! from fixed seeds.
 
+pub mod corpus;
 pub mod enumerate;
 pub mod generalize;
 pub mod progress;

@@ -1,0 +1,139 @@
+//! Terms taken from a corpus harrow already reads (`harrow synth lower --terms-from`):
+//! each simd_op_check entry of the target's section, lifted as compilation lifts it, its
+//! loads made vector variables (`a`, `b`, ... in order of first use), and deduplicated up
+//! to renaming of variables and constants, so that synthesis searches what selection is
+//! actually asked for.
+
+use std::collections::{HashMap, HashSet};
+
+use std::sync::Arc;
+
+use crate::diag::Source;
+use crate::ir::{Expr, Op};
+use crate::lower::Backend;
+
+use super::Term;
+
+/// The terms of the simd_op_check file `src` for the backend's target: entries of its
+/// section, integer only, whose variables and result each fit one register.
+pub fn opcheck_terms(src: &Arc<Source>, backend: &Backend) -> Result<Vec<Term>, String> {
+    let spec = backend.target.spec();
+    let suite = spec
+        .op_check
+        .as_ref()
+        .ok_or_else(|| format!("no simd_op_check section for target `{}`", spec.name))?;
+    let entries = crate::syntax::opcheck::read(src).map_err(|d| d.to_string())?;
+    let register_bits = u64::from(backend.target.register_bits());
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out = Vec::new();
+    for e in entries {
+        if !(suite.section)(&e.target) || crate::syntax::opcheck::classify(&e).is_some() {
+            continue;
+        }
+        // An entry that does not parse is the conformance run's to report.
+        let Ok(x) = crate::syntax::opcheck::parse_entry(&src.name, &e) else {
+            continue;
+        };
+        let Some(term) = over_variables(&crate::lift::lift(&x)) else {
+            continue;
+        };
+        let fits = term.ty().total_bits() <= register_bits
+            && crate::ir::visit::free_vars(&term)
+                .values()
+                .all(|t| t.total_bits() <= register_bits && !t.is_scalar());
+        if !fits || !seen.insert(shape(&term)) {
+            continue;
+        }
+        let name: String = format!("opcheck_{}_{}", e.instr, e.line)
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        out.push(Term { name, expr: term });
+    }
+    Ok(out)
+}
+
+/// `e` with each distinct load a vector variable, named in order of first use; `None`
+/// when anything else reads the index variables (a term must be over its variables).
+fn over_variables(e: &Expr) -> Option<Expr> {
+    const NAMES: [&str; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let mut loads: HashMap<String, Expr> = HashMap::new();
+    let rebuilt = crate::ir::visit::rebuild(e, |n, args| -> Result<Expr, ()> {
+        if matches!(n.op(), Op::Load(..)) {
+            // The same load written twice is one variable.
+            let key = n.to_string();
+            let next = loads.len();
+            let v = loads
+                .entry(key)
+                .or_insert_with(|| Expr::var(NAMES.get(next).copied().unwrap_or("z"), n.ty()))
+                .clone();
+            return Ok(v);
+        }
+        if args.is_empty() {
+            return Ok(n.clone());
+        }
+        n.with_args(args).map_err(|_| ())
+    })
+    .ok()?;
+    if loads.len() > NAMES.len() || !crate::ir::visit::buffers(&rebuilt).is_empty() {
+        return None;
+    }
+    // Only the loads' variables are left free (`x` and `y` were inside the loads).
+    let free = crate::ir::visit::free_vars(&rebuilt);
+    if free.keys().any(|n| !NAMES.contains(&&**n)) {
+        return None;
+    }
+    Some(crate::lift::fold_scalar_constants(&rebuilt))
+}
+
+/// The text of `e` with every number replaced: terms equal up to their constants have one
+/// shape (their variables are already named in order of first use).
+fn shape(e: &Expr) -> String {
+    let mut out = String::new();
+    // Whether the digits being read are a number (not part of `x16` or `uint8`).
+    let mut number = false;
+    let mut prev = ' ';
+    for c in e.to_string().chars() {
+        if c.is_ascii_digit() {
+            if !(number || prev.is_ascii_alphanumeric() || prev == '_') {
+                number = true;
+                out.push('#');
+            }
+            if !number {
+                out.push(c);
+            }
+        } else {
+            number = false;
+            out.push(c);
+        }
+        prev = c;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_forget_numbers_but_not_types() {
+        let decls = crate::syntax::elab::Decls::new()
+            .var(
+                "a",
+                crate::types::Type::parse("u8x16", false).expect("a type"),
+            )
+            .var(
+                "b",
+                crate::types::Type::parse("u16x16", false).expect("a type"),
+            );
+        let p = |t: &str| crate::syntax::halide::parse_str(t, &decls).expect("parses");
+        assert_eq!(shape(&p("a + u8(3)")), shape(&p("a + u8(200)")));
+        assert_ne!(shape(&p("a >> u8(3)")), shape(&p("a + u8(3)")));
+        assert_ne!(shape(&p("u16(a) + u16(3)")), shape(&p("b + u16(3)")));
+        assert!(
+            !shape(&p("b + u16(3)")).contains("x#"),
+            "{}",
+            shape(&p("b + u16(3)"))
+        );
+    }
+}
