@@ -4,7 +4,8 @@
 //!
 //! The term's one distinct constant becomes the wildcard `c0`. Each constant of the
 //! sequence is kept, or written as one of a few functions of `c0` that give its value at
-//! the term's constant ([`TEMPLATES`]). The range starts as wide as the constants' types
+//! the term's constant ([`TEMPLATES`]; `log2(c0)` with the condition `is_pow2(c0)`, over
+//! the powers of two). The range starts as wide as the constants' types
 //! and the immediates' ranges allow, and shrinks on each
 //! counterexample the prover gives (to just past the failing value, then by halves), until
 //! the rule is proved over a range wider than the one value or the attempts run out.
@@ -20,8 +21,9 @@ use super::{Options, Term};
 /// Functions of `c0` a sequence's constant may be written as: the rule text and the value.
 type Template = (&'static str, fn(i128) -> Option<i128>);
 
-/// The forms tried, in this order.
-const TEMPLATES: [Template; 6] = [
+/// The forms tried, in this order. `log2(c0)` holds only for powers of two: a form using
+/// it adds `is_pow2(c0)` to the rule's condition ([`POW2_FORM`]).
+const TEMPLATES: [Template; 7] = [
     ("c0", |c| Some(c)),
     ("c0 - 1", |c| Some(c - 1)),
     ("c0 + 1", |c| Some(c + 1)),
@@ -32,7 +34,15 @@ const TEMPLATES: [Template; 6] = [
     ("1 << (c0 - 1)", |c| {
         (1..=63).contains(&c).then(|| 1i128 << (c - 1))
     }),
+    (POW2_FORM, |c| is_pow2(c).then(|| c.trailing_zeros().into())),
 ];
+
+/// The form defined on powers of two only.
+const POW2_FORM: &str = "log2(c0)";
+
+fn is_pow2(c: i128) -> bool {
+    c > 0 && c & (c - 1) == 0
+}
 
 /// The values the forms give at `k`.
 pub fn related_values(k: i128) -> Vec<i128> {
@@ -185,14 +195,29 @@ pub fn generalize(
         if !fits(k) {
             continue;
         }
+        let pow2 = texts.contains(&Some(POW2_FORM));
         let (ty_lo, ty_hi) = lhs_leaves[0].range;
-        let (mut lo, mut hi) = (edge(k, ty_lo, &fits), edge(k, ty_hi, &fits));
+        let (mut lo, mut hi) = if pow2 {
+            pow2_edges(k, (ty_lo, ty_hi), &fits)
+        } else {
+            (edge(k, ty_lo, &fits), edge(k, ty_hi, &fits))
+        };
+        let guard = if pow2 { "is_pow2(c0) && " } else { "" };
         for attempt in 0..MAX_PROOFS {
-            if lo == hi {
+            // A range of one value (one power of two) is the rule found.
+            let one = if pow2 {
+                // Another power of two in the range means one next to `k`.
+                let below = k >= 2 && k / 2 >= lo;
+                let above = k.checked_mul(2).is_some_and(|d| d <= hi);
+                !(below || above)
+            } else {
+                lo == hi
+            };
+            if one {
                 break;
             }
             let rule = format!(
-                "{header}rule {name}({}):\n    {lhs_text} => {rhs_text} if {lo} <= c0 && c0 <= {hi}\n",
+                "{header}rule {name}({}):\n    {lhs_text} => {rhs_text} if {guard}{lo} <= c0 && c0 <= {hi}\n",
                 params.join(", ")
             );
             match super::prove(&rule, backend, opts) {
@@ -231,6 +256,19 @@ fn edge(k: i128, limit: i128, fits: &dyn Fn(i128) -> bool) -> i128 {
         }
     }
     good
+}
+
+/// The powers of two either side of `k` (itself one) at which `fits` holds, as far as they
+/// go without a gap and within `range`.
+fn pow2_edges(k: i128, range: (i128, i128), fits: &dyn Fn(i128) -> bool) -> (i128, i128) {
+    let (mut lo, mut hi) = (k, k);
+    while lo > 1 && lo / 2 >= range.0 && fits(lo / 2) {
+        lo /= 2;
+    }
+    while hi <= range.1 / 2 && fits(hi * 2) {
+        hi *= 2;
+    }
+    (lo, hi)
 }
 
 /// The range `(lo, hi)` around `k` without the failing value `v`: cut just past `v`, or
@@ -294,6 +332,36 @@ mod tests {
         assert_eq!(edge(3, 65535, &fits), 256);
         assert_eq!(edge(3, 0, &fits), 1);
         assert_eq!(edge(3, 200, &fits), 200);
+    }
+
+    #[test]
+    fn a_product_by_a_power_of_two_generalizes_to_every_power_of_two() {
+        let backend = crate::targets::backend_from("arm-neon", crate::targets::RulesFrom::Hand)
+            .expect("target builds");
+        crate::verify::solver_available("z3").unwrap_or_else(|e| panic!("{e}"));
+        let decls = crate::syntax::elab::Decls::new()
+            .var("c", Type::parse("i16x8", false).expect("a type"));
+        let expr = crate::syntax::halide::parse_str("c * i16(8)", &decls).expect("parses");
+        let term = Term {
+            name: "mul".into(),
+            expr: crate::lift::fold_scalar_constants(&expr),
+        };
+        let opts = Options {
+            max_instrs: 1,
+            ..Default::default()
+        };
+        let r = super::super::synthesize(&term, &backend, &opts, 0);
+        let super::super::Verdict::Found { rule, .. } = &r.verdict else {
+            panic!("{:?}", r.verdict);
+        };
+        // `shl #3` found; every power of two an i16 holds, through `log2`.
+        assert!(
+            rule.contains("(c * x8(int16(c0))) => (int16x8)vshlq_n_s16(c, (log2(c0)))")
+                && rule.contains("if is_pow2(c0) && 1 <= c0 && c0 <= 16384"),
+            "{rule}"
+        );
+        assert_eq!(pow2_edges(8, (-32768, 32767), &|_| true), (1, 16384));
+        assert_eq!(pow2_edges(8, (0, 255), &|c| c <= 32), (1, 32));
     }
 
     #[test]
