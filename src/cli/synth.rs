@@ -87,15 +87,8 @@ struct JsonTerm {
     today: f64,
     cost: Option<f64>,
     rhs: Option<String>,
-    kept: usize,
-    built: usize,
-    levels_done: u32,
-    stopped: bool,
-    refuted: usize,
-    learned: usize,
-    pruned: usize,
-    rounds: u32,
-    seconds: f64,
+    #[serde(flatten)]
+    stats: crate::synth::SearchStats,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), CliError> {
@@ -321,15 +314,7 @@ fn json_row(r: &TermReport) -> JsonTerm {
         today: r.today,
         cost,
         rhs,
-        kept: r.kept,
-        built: r.built,
-        levels_done: r.levels_done,
-        stopped: r.stopped,
-        refuted: r.refuted,
-        learned: r.learned,
-        pruned: r.pruned,
-        rounds: r.rounds,
-        seconds: r.seconds,
+        stats: r.stats.clone(),
     }
 }
 
@@ -346,7 +331,11 @@ fn summary(reports: &[TermReport]) -> String {
             Verdict::Found { cost, .. } | Verdict::NotCheaper { cost } => format!("{cost:.2}"),
             _ => "-".into(),
         };
-        let levels = format!("{}{}", r.levels_done, if r.stopped { "+" } else { "" });
+        let levels = format!(
+            "{}{}",
+            r.stats.levels_done,
+            if r.stats.stopped { "+" } else { "" }
+        );
         let _ = writeln!(
             s,
             "{:<34} {:<12} {:>7.2} {:>7} {:>9} {:>6} {:>7.1}",
@@ -354,9 +343,9 @@ fn summary(reports: &[TermReport]) -> String {
             verdict_name(&r.verdict),
             r.today,
             cost,
-            r.kept,
+            r.stats.kept,
             levels,
-            r.seconds
+            r.stats.seconds
         );
         if let Verdict::Skipped(why) = &r.verdict {
             let _ = writeln!(s, "    skipped: {why}");
@@ -366,10 +355,10 @@ fn summary(reports: &[TermReport]) -> String {
         .iter()
         .filter(|r| matches!(r.verdict, Verdict::Found { .. }))
         .count();
-    let refuted: usize = reports.iter().map(|r| r.refuted).sum();
-    let learned: usize = reports.iter().map(|r| r.learned).sum();
-    let pruned: usize = reports.iter().map(|r| r.pruned).sum();
-    let seconds: f64 = reports.iter().map(|r| r.seconds).sum();
+    let refuted: usize = reports.iter().map(|r| r.stats.refuted).sum();
+    let learned: usize = reports.iter().map(|r| r.stats.learned).sum();
+    let pruned: usize = reports.iter().map(|r| r.stats.pruned).sum();
+    let seconds: f64 = reports.iter().map(|r| r.stats.seconds).sum();
     let _ = writeln!(
         s,
         "{} terms: {found} rules kept (proved and cheaper by the margin), {refuted} candidates refuted by the prover ({learned} counterexamples learned, {pruned} candidates ruled out by them), {seconds:.1} s",

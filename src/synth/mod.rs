@@ -114,6 +114,14 @@ pub struct TermReport {
     pub today: f64,
     /// The conclusion.
     pub verdict: Verdict,
+    /// How the search went.
+    pub stats: SearchStats,
+}
+
+/// How one term's search went (the summary's columns, and what `--json` and the progress
+/// file record).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct SearchStats {
     /// Values kept by the enumeration.
     pub kept: usize,
     /// Values built.
@@ -304,15 +312,7 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
         term: term.clone(),
         today,
         verdict: Verdict::NoneFound,
-        kept: 0,
-        built: 0,
-        levels_done: 0,
-        stopped: false,
-        refuted: 0,
-        learned: 0,
-        pruned: 0,
-        rounds: 0,
-        seconds: 0.0,
+        stats: SearchStats::default(),
     };
     if let Some((name, _)) = crate::ir::visit::buffers(&term.expr).into_iter().next() {
         report.verdict = Verdict::Skipped(format!(
@@ -324,8 +324,8 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
     let mut instrs: Vec<Arc<Instr>> = backend.instrs.values().flatten().cloned().collect();
     instrs.sort_by(|a, b| a.key.cmp(&b.key));
     let mut envs = environments(&term.expr, opts.environments);
-    while report.rounds < MAX_ROUNDS {
-        report.rounds += 1;
+    while report.stats.rounds < MAX_ROUNDS {
+        report.stats.rounds += 1;
         // The last round's conclusion is the term's.
         report.verdict = Verdict::NoneFound;
         let en = match enumerate::Enumerator::new(
@@ -352,11 +352,11 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
             ));
             break;
         }
-        report.kept = search.kept;
-        report.built += search.built;
-        report.levels_done = search.levels_done;
-        report.stopped = search.stopped;
-        let learned_before = report.learned;
+        report.stats.kept = search.kept;
+        report.stats.built += search.built;
+        report.stats.levels_done = search.levels_done;
+        report.stats.stopped = search.stopped;
+        let learned_before = report.stats.learned;
         check_matches(
             term,
             search.matches,
@@ -369,13 +369,13 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
         if !matches!(
             report.verdict,
             Verdict::NoneFound | Verdict::NotCheaper { .. }
-        ) || report.learned == learned_before
-            || report.stopped
+        ) || report.stats.learned == learned_before
+            || report.stats.stopped
         {
             break;
         }
     }
-    report.seconds = start.elapsed().as_secs_f64();
+    report.stats.seconds = start.elapsed().as_secs_f64();
     report
 }
 
@@ -412,7 +412,7 @@ fn check_matches(
             break;
         }
         if learned.iter().any(|env| differs(&term.expr, &rhs, env)) {
-            report.pruned += 1;
+            report.stats.pruned += 1;
             continue;
         }
         let rule = rule_text(term, &rhs, cost, report.today, index);
@@ -439,14 +439,14 @@ fn check_matches(
                 if std::env::var_os("HARROW_SYNTH_DEBUG").is_some() {
                     eprintln!("REFUTED {rule}    {}", cex.text);
                 }
-                report.refuted += 1;
+                report.stats.refuted += 1;
                 // The prover's inputs are at the term's lane count (a lowering rule is
                 // checked at its own width); kept only where the interpreter agrees they
                 // tell the two apart.
                 if let Some(env) = env_of_counterexample(&term.expr, &cex)
                     && differs(&term.expr, &rhs, &env)
                 {
-                    report.learned += 1;
+                    report.stats.learned += 1;
                     envs.push(env.clone());
                     learned.push(env);
                 }
@@ -724,7 +724,11 @@ mod tests {
             ..Default::default()
         };
         let r = synthesize(&t, &backend, &opts, 0);
-        assert_eq!((r.refuted, r.learned, r.rounds), (1, 1, 2), "{r:?}");
+        assert_eq!(
+            (r.stats.refuted, r.stats.learned, r.stats.rounds),
+            (1, 1, 2),
+            "{r:?}"
+        );
         assert!(
             !matches!(r.verdict, Verdict::Found { .. }),
             "{:?}",

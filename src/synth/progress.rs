@@ -13,7 +13,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use super::{Term, TermReport, Verdict};
+use super::{SearchStats, Term, TermReport, Verdict};
 
 /// What makes two runs' results interchangeable: a progress file is reused only by a run
 /// with the same key.
@@ -54,15 +54,8 @@ struct Entry {
     term: String,
     today: f64,
     verdict: Verdict,
-    kept: usize,
-    built: usize,
-    levels_done: u32,
-    stopped: bool,
-    refuted: usize,
-    learned: usize,
-    pruned: usize,
-    rounds: u32,
-    seconds: f64,
+    #[serde(flatten)]
+    stats: SearchStats,
 }
 
 /// An open progress file: the terms it already holds, and the file to append to.
@@ -137,15 +130,7 @@ impl Progress {
             term: term.clone(),
             today: e.today,
             verdict: e.verdict.clone(),
-            kept: e.kept,
-            built: e.built,
-            levels_done: e.levels_done,
-            stopped: e.stopped,
-            refuted: e.refuted,
-            learned: e.learned,
-            pruned: e.pruned,
-            rounds: e.rounds,
-            seconds: e.seconds,
+            stats: e.stats.clone(),
         })
     }
 
@@ -157,15 +142,7 @@ impl Progress {
             term: r.term.name.clone(),
             today: r.today,
             verdict: r.verdict.clone(),
-            kept: r.kept,
-            built: r.built,
-            levels_done: r.levels_done,
-            stopped: r.stopped,
-            refuted: r.refuted,
-            learned: r.learned,
-            pruned: r.pruned,
-            rounds: r.rounds,
-            seconds: r.seconds,
+            stats: r.stats.clone(),
         };
         let line = serde_json::to_string(&e).map_err(|e| e.to_string())? + "\n";
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
@@ -225,15 +202,17 @@ mod tests {
             term: t.clone(),
             today: 2.5,
             verdict,
-            kept: 7,
-            built: 9,
-            levels_done: 2,
-            stopped: false,
-            refuted: 1,
-            learned: 1,
-            pruned: 0,
-            rounds: 2,
-            seconds: 0.25,
+            stats: SearchStats {
+                kept: 7,
+                built: 9,
+                levels_done: 2,
+                stopped: false,
+                refuted: 1,
+                learned: 1,
+                pruned: 0,
+                rounds: 2,
+                seconds: 0.25,
+            },
         }
     }
 
@@ -267,7 +246,7 @@ mod tests {
             "{:?}",
             r.verdict
         );
-        assert_eq!((r.refuted, r.rounds, r.kept), (1, 2, 7));
+        assert_eq!((r.stats.refuted, r.stats.rounds, r.stats.kept), (1, 2, 7));
         drop(p);
         // The cut line is gone from the file; a run with other options is refused.
         let kept = std::fs::read_to_string(&path).unwrap();
