@@ -695,6 +695,30 @@ mod tests {
         assert!(lifted.contains("mul_shift_right(a, b"), "{lifted}");
     }
 
+    #[test]
+    fn a_widened_scalar_reads_as_the_widening_of_its_splat() {
+        // Elaboration casts the scalar `b` before broadcasting it; the widening-subtraction
+        // rule's `W(y)` still matches it (`rules::pattern::cast_of_splat`).
+        let decls = crate::syntax::elab::Decls::new()
+            .var("a", Type::parse("i8x16", false).unwrap())
+            .var("b", Type::parse("i8", false).unwrap());
+        let e = crate::syntax::halide::parse_str("i16(a) - i16(b)", &decls)
+            .unwrap_or_else(|d| panic!("{d}"));
+        assert_eq!(
+            lift(&e).to_string(),
+            "(int16x16)widening_sub(a, x16(b))",
+            "from {e}"
+        );
+        // A cast of something else is left alone: a broadcast of a variable is no cast.
+        let e = crate::syntax::halide::parse_str("i16(a) - x16(i16(b) + i16(b))", &decls)
+            .unwrap_or_else(|d| panic!("{d}"));
+        assert!(
+            !lift(&e).to_string().contains("widening_sub"),
+            "{}",
+            lift(&e)
+        );
+    }
+
     /// Evaluates `a` and `b` on random lanes of the named variables and on each type's
     /// extremes, asserting they agree.
     fn assert_same_values(a: &Expr, b: &Expr, vars: &[(&str, Type)]) {

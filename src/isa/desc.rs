@@ -248,7 +248,31 @@ pub struct Instantiated {
 
 /// Instantiates every entry of a description file for `target`.
 pub fn instantiate_file(src: &Arc<Source>, target: &str) -> Result<Vec<Instantiated>, Diag> {
-    instantiate_with(src, target, false)
+    instantiate_with(src, target, Entries::Integer)
+}
+
+/// Instantiates an imported description file (`src/targets/<family>/imported/`) for
+/// selection: each semantics is lifted first. An importer writes what the vendor's
+/// pseudocode computes, step by step (`int16(uint8(abs(int16(a) - int16(b))))` for
+/// `vabdl_high_s8`), and selection matches lifted expressions (`int16(absd(a, b))`), so a
+/// rule derived from the text as written would never match. Lifting is exact (every
+/// lifting rule is proved), so the instruction means the same.
+pub fn instantiate_imported_file(
+    src: &Arc<Source>,
+    target: &str,
+) -> Result<Vec<Instantiated>, Diag> {
+    instantiate_with(src, target, Entries::ImportedLifted)
+}
+
+/// What a description file holds, which decides how its entries are instantiated.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Entries {
+    /// Integer descriptions, semantics as written.
+    Integer,
+    /// Imported integer descriptions, semantics lifted.
+    ImportedLifted,
+    /// Float descriptions: float types allowed, no derived rule.
+    Float,
 }
 
 /// Instantiates every entry of a float description file (`src/targets/<family>/float.isa`,
@@ -256,13 +280,13 @@ pub fn instantiate_file(src: &Arc<Source>, target: &str) -> Result<Vec<Instantia
 /// the semantics may use float arithmetic, and no selection rule is derived (the integer
 /// selector never meets a float).
 pub fn instantiate_float_file(src: &Arc<Source>, target: &str) -> Result<Vec<Instantiated>, Diag> {
-    instantiate_with(src, target, true)
+    instantiate_with(src, target, Entries::Float)
 }
 
 fn instantiate_with(
     src: &Arc<Source>,
     target: &str,
-    floats: bool,
+    entries: Entries,
 ) -> Result<Vec<Instantiated>, Diag> {
     use rayon::prelude::*;
     let decls = parse_file(src)?;
@@ -270,7 +294,7 @@ fn instantiate_with(
     // time); the results and the first error are taken in file order.
     let each: Vec<Result<Vec<Instantiated>, Diag>> = decls
         .par_iter()
-        .map(|d| instantiate_decl(d, src, target, floats))
+        .map(|d| instantiate_decl(d, src, target, entries))
         .collect();
     let mut out = Vec::new();
     for r in each {
@@ -284,8 +308,9 @@ fn instantiate_decl(
     d: &InstrDecl,
     src: &Arc<Source>,
     target: &str,
-    floats: bool,
+    entries: Entries,
 ) -> Result<Vec<Instantiated>, Diag> {
+    let floats = entries == Entries::Float;
     let mut out = Vec::new();
     let rd = as_rule_decl(d, src);
     let assignments = crate::rules::type_assignments(&rd)?;
@@ -398,8 +423,11 @@ fn instantiate_decl(
             let v = Expr::var(param_name(i).as_str(), Type::INDEX).cast(*elem);
             map.insert(format!("${k}").as_str().into(), v);
         }
-        let semantics = crate::ir::visit::substitute(&sem, &map)
+        let mut semantics = crate::ir::visit::substitute(&sem, &map)
             .map_err(|e| Diag::new(src, d.semantics.span.clone(), e.0))?;
+        if entries == Entries::ImportedLifted {
+            semantics = crate::lift::lift(&semantics);
+        }
         // Instructions described once per immediate value differ only in the range.
         let key = format!(
             "{target}:{}({})",

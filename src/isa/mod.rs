@@ -132,7 +132,7 @@ impl Isa {
         let hand: std::collections::HashSet<String> =
             isa.instrs.iter().map(|i| i.intrinsic.clone()).collect();
         let src = Source::new(imported.0, imported.1);
-        for it in desc::instantiate_file(&src, target)? {
+        for it in desc::instantiate_imported_file(&src, target)? {
             if hand.contains(&it.instr.intrinsic) || !selectable(&it.instr) {
                 continue;
             }

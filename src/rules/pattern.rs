@@ -135,6 +135,9 @@ impl Pat {
                 if splat_parts && let Some(whole) = slice_of_splat(op, args, e) {
                     return args[0].has_shape(&whole);
                 }
+                if let Some(inner) = cast_of_splat(op, e) {
+                    return args[0].has_shape_in(&inner, splat_parts);
+                }
                 let splat_parts = !matches!(op, Op::Interleave | Op::Concat | Op::Shuffle(_));
                 if e.op() != op || e.args().len() != args.len() {
                     return false;
@@ -185,6 +188,9 @@ impl Pat {
             PatKind::Op(op, args) => {
                 if splat_parts && let Some(whole) = slice_of_splat(op, args, e) {
                     return args[0].matches(&whole, b);
+                }
+                if let Some(inner) = cast_of_splat(op, e) {
+                    return args[0].matches_in(&inner, b, splat_parts);
                 }
                 let splat_parts = !matches!(op, Op::Interleave | Op::Concat | Op::Shuffle(_));
                 if e.op() != op || e.args().len() != args.len() {
@@ -335,6 +341,21 @@ fn slice_of_splat(op: &Op, args: &[Pat], e: &Expr) -> Option<Expr> {
     let scalar = e.arg(0);
     let lanes = args.first()?.lanes?;
     (scalar.ty().is_scalar() && lanes > e.ty().lanes).then(|| scalar.broadcast(lanes))
+}
+
+/// A cast of a splat is the splat of the cast scalar, so a pattern `W(x)` matches
+/// `broadcast(W(s))` with `x` the splat of `s` at the same lanes: elaboration casts a scalar
+/// before broadcasting it (`i16(a) - i16(b)` with a scalar `b` is
+/// `i16(a) - broadcast(i16(b))`), and without this that operand would never read as a
+/// widening (`widening_sub(a, b)`, Arm's `ssubl` of a register and a `dup`). `None` unless
+/// the pattern is a cast and `e` a splat of a cast scalar.
+fn cast_of_splat(op: &Op, e: &Expr) -> Option<Expr> {
+    if !matches!(op, Op::Cast) || !matches!(e.op(), Op::Broadcast) {
+        return None;
+    }
+    let scalar = e.arg(0);
+    (scalar.ty().is_scalar() && matches!(scalar.op(), Op::Cast))
+        .then(|| scalar.arg(0).broadcast(e.ty().lanes))
 }
 
 /// True for operators whose result type must be given when building.
