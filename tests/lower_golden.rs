@@ -169,6 +169,25 @@ const ARM_CASES: &[(&str, u32)] = &[
         "(uint16)rounding_shift_right((uint32)in_u32(x) + (uint32)in_u32(x + 8), (uint32)16)",
         8,
     ),
+    // An accumulated absolute difference: one sabd and uaddw/uaddw2, which the Cortex-A76
+    // costs price below sabal and sabal2 (latency 4, one per cycle, against two per cycle).
+    (
+        "((int16)in_i16(x) + int16((uint8)absd((int8)in_i8(x + 16), (int8)in_i8(x + 32))))",
+        16,
+    ),
+    // Signed lanes' absolute difference widened unsigned: sabdl and sabdl2, read unsigned.
+    (
+        "(uint16)abs(int16((int8)in_i8(x + 16)) - int16((int8)in_i8(x + 32)))",
+        16,
+    ),
+    // A widening subtraction of a broadcast: ssubl and ssubl2 with the byte splat, not
+    // two sxtl and two subtractions of a half-word splat.
+    ("(int16((int8)in_i8(x)) - int16((int8)in_i8(0)))", 16),
+    // Halide's spelled-out rounding shift by a signed per-lane amount: srshl.
+    (
+        "int16(shift_left(int32((int16)in_i16(x)) + int32((int16)shift_right((int16)1, min(((int16)in_i16(x + 16) % (int16)16) - (int16)8, (int16)0))/(int16)2), int32(((int16)in_i16(x + 16) % (int16)16) - (int16)8)))",
+        8,
+    ),
 ];
 
 fn listing(target: &str) -> String {
