@@ -186,3 +186,15 @@ fn a_division_of_widened_half_words_is_a_half_word_division() {
     assert!(ir.contains("u16x8 = div"), "{ir}");
     assert!(!ir.contains("u32x4 = div"), "{ir}");
 }
+
+#[test]
+fn a_weight_splat_needed_at_two_widths_is_built_once() {
+    // Each of 11 byte weights feeds `smull`/`smlal` (the low halves, 8 lanes) and
+    // `smull2`/`smlal2` (16 lanes); the 8-lane splat is the low half of the 16-lane one.
+    let path = "tests/data/cliffs/fuzz_4_12.hk";
+    let (ok, c, err) = harrow(&["compile", path, "--target", "arm-neon", "--emit", "c"]);
+    assert!(ok, "{err}");
+    assert_eq!(c.matches("= (hv_i8x8)(").count(), 0, "{c}");
+    assert!(c.matches("= (hv_i8x16)(").count() >= 11, "{c}");
+    assert!(c.contains("__builtin_shufflevector"), "{c}");
+}

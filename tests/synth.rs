@@ -9,6 +9,20 @@ mod common;
 
 use common::harrow;
 
+/// The arguments of `harrow synth lower --target T --max-instrs K` followed by `extra`.
+fn synth_lower<'a>(target: &'a str, max_instrs: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "synth",
+        "lower",
+        "--target",
+        target,
+        "--max-instrs",
+        max_instrs,
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// Regenerates one target's file and compares it with the committed one.
 fn regenerates(target: &str, committed: &str) {
     if let Err(e) = harrow::verify::solver_available("z3") {
@@ -19,18 +33,11 @@ fn regenerates(target: &str, committed: &str) {
         std::process::id()
     ));
     let out_s = out.to_string_lossy().into_owned();
-    let (ok, _, err) = harrow(&[
-        "synth",
-        "lower",
-        "--target",
+    let (ok, _, err) = harrow(&synth_lower(
         target,
-        "--max-instrs",
         "2",
-        "--budget-s",
-        "600",
-        "--out",
-        &out_s,
-    ]);
+        &["--budget-s", "600", "--out", &out_s],
+    ));
     assert!(ok, "{err}");
     let fresh = std::fs::read_to_string(&out).unwrap();
     let _ = std::fs::remove_file(&out);
@@ -173,15 +180,7 @@ fn three_shards_run_as_separate_processes_merge_into_the_unsharded_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = |n: &str| dir.join(n).to_string_lossy().into_owned();
     let lower = |extra: &[&str], out: &str| {
-        let mut args = vec![
-            "synth",
-            "lower",
-            "--target",
-            "x86-avx2",
-            "--max-instrs",
-            "2",
-        ];
-        args.extend_from_slice(extra);
+        let mut args = synth_lower("x86-avx2", "2", extra);
         args.extend_from_slice(&["--out", out]);
         Command::new(env!("CARGO_BIN_EXE_harrow"))
             .args(&args)
@@ -229,20 +228,11 @@ fn an_interrupted_shard_resumes_from_its_progress_file_and_writes_the_same_rules
     let path = |n: &str| dir.join(n).to_string_lossy().into_owned();
     let (progress, first, second) = (path("p.progress"), path("a.rules"), path("b.rules"));
     let lower = |out: &str, max_instrs: &str| {
-        harrow(&[
-            "synth",
-            "lower",
-            "--target",
+        harrow(&synth_lower(
             "x86-avx2",
-            "--max-instrs",
             max_instrs,
-            "--shard",
-            "0/3",
-            "--progress",
-            &progress,
-            "--out",
-            out,
-        ])
+            &["--shard", "0/3", "--progress", &progress, "--out", out],
+        ))
     };
     let (ok, _, err) = lower(&first, "2");
     assert!(ok, "{err}");

@@ -123,12 +123,7 @@ fn terms_of(files: &[PathBuf], register_bits: u32) -> Result<Vec<Term>, CliError
                 .chars()
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                 .collect();
-            // Constants as selection sees them (`u16(3)` is the constant 3 of u16, not a
-            // cast): unfolded, today's price of a term would be its generic code's.
-            out.push(Term {
-                name,
-                expr: crate::lift::fold_scalar_constants(&it.expr),
-            });
+            out.push(Term::new(name, &it.expr));
         }
     }
     Ok(out)

@@ -157,6 +157,8 @@ pub struct FnWriter<'t> {
     from_previous_chunk: HashMap<usize, (Expr, u32)>,
     /// The variables carried from one chunk to the next: `(C type, previous, current)`.
     carried: Vec<(String, String, String)>,
+    /// The widest splat of each scalar among the nodes scanned, by the scalar.
+    widest_splat: HashMap<usize, Expr>,
 }
 
 impl<'t> FnWriter<'t> {
@@ -175,6 +177,7 @@ impl<'t> FnWriter<'t> {
             deinterleaved_loads: HashMap::new(),
             from_previous_chunk: HashMap::new(),
             carried: Vec::new(),
+            widest_splat: HashMap::new(),
         }
     }
 
@@ -239,6 +242,12 @@ impl<'t> FnWriter<'t> {
             self.scanned.insert(e.id());
             if !index {
                 self.value_uses.insert(e.id());
+            }
+            if matches!(e.op(), Op::Broadcast) && e.arg(0).ty().is_scalar() {
+                let widest = self.widest_splat.entry(e.arg(0).id()).or_insert(e.clone());
+                if e.ty().lanes > widest.ty().lanes {
+                    *widest = e.clone();
+                }
             }
             match Self::load_position(&e) {
                 Some(p) => stack.push((p.clone(), true)),
@@ -475,7 +484,26 @@ impl<'t> FnWriter<'t> {
             Op::Broadcast => {
                 let a = self.name(e.arg(0));
                 let la = e.arg(0).ty().lanes;
-                if la == 1 && t.elem != Elem::Bool && t.elem.bits() <= 64 {
+                let wider = self
+                    .widest_splat
+                    .get(&e.arg(0).id())
+                    .filter(|w| w.ty().lanes == 2 * n)
+                    .cloned();
+                if la == 1
+                    && t.elem != Elem::Bool
+                    && let Some(w) = wider
+                {
+                    // The same scalar splat at twice the lanes is needed too (the high
+                    // halves' `smlal2` beside the low halves' `smlal`): take its low half,
+                    // which clang reads in place, instead of a second splat in a second
+                    // register (fuzz_4_12 on Arm built 22 splats of 11 weights).
+                    let wv = self.value(&w);
+                    let lanes: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+                    self.line(&format!(
+                        "{ct} {v} = __builtin_shufflevector({wv}, {wv}, {});",
+                        lanes.join(", ")
+                    ));
+                } else if la == 1 && t.elem != Elem::Bool && t.elem.bits() <= 64 {
                     // A scalar cast to an ext_vector_type is a splat: one broadcast
                     // instruction (vsplat, vpbroadcast, dup) at any optimisation level,
                     // where a lane loop may stay a loop (clang -O1 for Hexagon).

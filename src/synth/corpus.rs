@@ -34,21 +34,22 @@ pub fn opcheck_terms(src: &Arc<Source>, backend: &Backend) -> Result<Vec<Term>, 
         let Ok(x) = crate::syntax::opcheck::parse_entry(&src.name, &e) else {
             continue;
         };
-        let Some(term) = over_variables(&crate::lift::lift(&x)) else {
+        let Some(expr) = over_variables(&crate::lift::lift(&x)) else {
             continue;
         };
-        let fits = term.ty().total_bits() <= register_bits
-            && crate::ir::visit::free_vars(&term)
-                .values()
-                .all(|t| t.total_bits() <= register_bits && !t.is_scalar());
-        if !fits || !seen.insert(shape(&term)) {
-            continue;
-        }
         let name: String = format!("opcheck_{}_{}", e.instr, e.line)
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
-        out.push(Term { name, expr: term });
+        let term = Term::new(name, &expr);
+        let fits = term.expr.ty().total_bits() <= register_bits
+            && crate::ir::visit::free_vars(&term.expr)
+                .values()
+                .all(|t| t.total_bits() <= register_bits && !t.is_scalar());
+        if !fits || !seen.insert(shape(&term.expr)) {
+            continue;
+        }
+        out.push(term);
     }
     Ok(out)
 }
@@ -83,7 +84,7 @@ fn over_variables(e: &Expr) -> Option<Expr> {
     if free.keys().any(|n| !NAMES.contains(&&**n)) {
         return None;
     }
-    Some(crate::lift::fold_scalar_constants(&rebuilt))
+    Some(rebuilt)
 }
 
 /// The text of `e` with every number replaced: terms equal up to their constants have one

@@ -170,10 +170,7 @@ pub fn generalize(
             o
         })
         .collect();
-    let params: Vec<String> = crate::ir::visit::free_vars(&term.expr)
-        .into_iter()
-        .map(|(n, t)| format!("{n}: {}", super::type_name(t)))
-        .collect();
+    let params = super::rule_params(term);
     let lhs_text = print_with(&term.expr, &lhs_leaves, &vec![Some("c0"); lhs_leaves.len()])?;
     for form in forms(&options).into_iter().take(MAX_FORMS) {
         // A form that keeps every constant holds at `k` alone.
@@ -217,8 +214,7 @@ pub fn generalize(
                 break;
             }
             let rule = format!(
-                "{header}rule {name}({}):\n    {lhs_text} => {rhs_text} if {guard}{lo} <= c0 && c0 <= {hi}\n",
-                params.join(", ")
+                "{header}rule {name}({params}):\n    {lhs_text} => {rhs_text} if {guard}{lo} <= c0 && c0 <= {hi}\n"
             );
             match super::prove(&rule, backend, opts) {
                 Ok(None) => return Some(rule),
@@ -342,10 +338,7 @@ mod tests {
         let decls = crate::syntax::elab::Decls::new()
             .var("c", Type::parse("i16x8", false).expect("a type"));
         let expr = crate::syntax::halide::parse_str("c * i16(8)", &decls).expect("parses");
-        let term = Term {
-            name: "mul".into(),
-            expr: crate::lift::fold_scalar_constants(&expr),
-        };
+        let term = Term::new("mul", &expr);
         let opts = Options {
             max_instrs: 1,
             ..Default::default()
@@ -373,10 +366,7 @@ mod tests {
             .var("d", Type::parse("u8x32", false).expect("a type"));
         let expr = crate::syntax::halide::parse_str("halving_add(d, u8(10))", &decls)
             .expect("the term parses");
-        let term = Term {
-            name: "hadd".into(),
-            expr: crate::lift::fold_scalar_constants(&expr),
-        };
+        let term = Term::new("hadd", &expr);
         let opts = Options {
             max_instrs: 2,
             ..Default::default()

@@ -81,6 +81,18 @@ pub struct Term {
     pub expr: Expr,
 }
 
+impl Term {
+    /// The term `expr` with its scalar constants folded, as selection sees them
+    /// (`u16(3)` is the constant 3 of u16, not a cast): unfolded, today's price of a term
+    /// would be that of its generic code.
+    pub fn new(name: impl Into<String>, expr: &Expr) -> Term {
+        Term {
+            name: name.into(),
+            expr: crate::lift::fold_scalar_constants(expr),
+        }
+    }
+}
+
 /// What synthesis concluded for one term.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub enum Verdict {
@@ -512,20 +524,25 @@ fn rule_comment(term: &Term, rhs: &Expr, cost: f64, today: f64, generalized: boo
 
 /// The rule for `term => rhs`, with a comment saying where it comes from.
 fn rule_text(term: &Term, rhs: &Expr, cost: f64, today: f64, index: usize) -> String {
-    let params: Vec<String> = crate::ir::visit::free_vars(&term.expr)
-        .into_iter()
-        .map(|(n, t)| format!("{n}: {}", type_name(t)))
-        .collect();
     let mut s = rule_comment(term, rhs, cost, today, false);
     let _ = writeln!(
         s,
         "rule synth_{}_{index}({}):\n    {} => {}",
         term.name,
-        params.join(", "),
+        rule_params(term),
         term.expr,
         rhs
     );
     s
+}
+
+/// A rule's parameter list for `term`: its variables with their types (`a: u8x32, b: u8x32`).
+fn rule_params(term: &Term) -> String {
+    crate::ir::visit::free_vars(&term.expr)
+        .into_iter()
+        .map(|(n, t)| format!("{n}: {}", type_name(t)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `u8x32` for a vector type, `u8` for a scalar.
