@@ -204,6 +204,8 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
     if let Some(only) = &a.only {
         terms.retain(|t| t.name.contains(only.as_str()));
     }
+    let searched: std::collections::HashSet<String> =
+        terms.iter().map(|t| t.expr.to_string()).collect();
     let indexed: Vec<(usize, Term)> = match &a.shard {
         Some(s) => {
             let (i, n) = parse_shard(s)?;
@@ -218,6 +220,7 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
     let opts = Options {
         max_instrs: a.max_instrs,
         budget: std::time::Duration::from_secs_f64(a.budget_s),
+        searched: std::sync::Arc::new(searched),
         ..Default::default()
     };
     let progress = match &a.progress {
@@ -354,9 +357,10 @@ fn summary(reports: &[TermReport]) -> String {
     let learned: usize = reports.iter().map(|r| r.stats.learned).sum();
     let pruned: usize = reports.iter().map(|r| r.stats.pruned).sum();
     let seconds: f64 = reports.iter().map(|r| r.stats.seconds).sum();
+    let carried: usize = reports.iter().map(|r| r.stats.abstracted).sum();
     let _ = writeln!(
         s,
-        "{} terms: {found} rules kept (proved and cheaper by the margin), {refuted} candidates refuted by the prover ({learned} counterexamples learned, {pruned} candidates ruled out by them), {seconds:.1} s",
+        "{} terms: {found} rules kept (proved and cheaper by the margin) and {carried} carried to other types, {refuted} candidates refuted by the prover ({learned} counterexamples learned, {pruned} candidates ruled out by them), {seconds:.1} s",
         reports.len()
     );
     s

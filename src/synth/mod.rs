@@ -16,6 +16,7 @@
 //! tried in key order, values in the order built, and the fingerprint environments come
 //! from fixed seeds.
 
+pub mod abstraction;
 pub mod corpus;
 pub mod enumerate;
 pub mod generalize;
@@ -52,6 +53,9 @@ pub struct Options {
     pub max_ratio: f64,
     /// The prover's settings.
     pub verify: crate::verify::Options,
+    /// The terms of the whole run, as printed: a rule carried to another type
+    /// ([`abstraction`]) is not written for a term that is searched itself.
+    pub searched: Arc<std::collections::HashSet<String>>,
 }
 
 impl Default for Options {
@@ -68,6 +72,7 @@ impl Default for Options {
                 jobs: 1,
                 ..Default::default()
             },
+            searched: Arc::default(),
         }
     }
 }
@@ -148,6 +153,9 @@ pub struct SearchStats {
     pub learned: usize,
     /// Matches ruled out by a learned counterexample without a proof.
     pub pruned: usize,
+    /// Rules the found one carried to other types (proved there; [`abstraction`]).
+    #[serde(default)]
+    pub abstracted: usize,
     /// Enumerations run (one more per round that learned a counterexample).
     pub rounds: u32,
     /// Seconds spent.
@@ -440,6 +448,16 @@ fn check_matches(
                     opts,
                 )
                 .unwrap_or(rule);
+                let carried = abstraction::abstract_rule(
+                    term,
+                    &rhs,
+                    index,
+                    &abstraction::Classes::of(backend),
+                    backend,
+                    opts,
+                );
+                report.stats.abstracted = carried.len();
+                let rule = std::iter::once(rule).chain(carried).collect::<String>();
                 report.verdict = Verdict::Found {
                     rhs: rhs.to_string(),
                     cost,
@@ -593,13 +611,56 @@ pub fn rule_file(target: &str, reports: &[TermReport], opts: &Options) -> String
         opts.max_instrs,
         opts.max_ratio * 100.0
     );
+    let mut seen = std::collections::HashSet::new();
     for r in reports {
         if let Verdict::Found { rule, .. } = &r.verdict {
             s.push('\n');
-            s.push_str(rule);
+            s.push_str(&without_repeats(rule, &mut seen));
         }
     }
     s
+}
+
+/// The rules of `block` (a term's rule and the ones carried to other types) whose
+/// parameters and left-hand side are not in `seen`, which gains them: two terms may carry
+/// their rules to the same type, and the first in term order is kept, in a run and in a
+/// merge alike.
+fn without_repeats(block: &str, seen: &mut std::collections::HashSet<String>) -> String {
+    let lines: Vec<&str> = block.lines().collect();
+    let mut out = String::new();
+    let mut start = 0;
+    while start < lines.len() {
+        // A rule: its `;;` lines, the `rule` line, and its indented lines.
+        let mut end = start;
+        while end < lines.len() && lines[end].starts_with(";;") {
+            end += 1;
+        }
+        let head = end;
+        end += 1;
+        while end < lines.len() && lines[end].starts_with(' ') {
+            end += 1;
+        }
+        let end = end.min(lines.len());
+        let params = lines
+            .get(head)
+            .and_then(|l| l.split_once('('))
+            .map_or("", |(_, p)| p);
+        let lhs = lines
+            .get(head + 1)
+            .and_then(|l| l.split_once(" => "))
+            .map_or("", |(l, _)| l.trim());
+        if seen.insert(format!("{params} {lhs}")) {
+            for l in &lines[start..end] {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        start = end;
+    }
+    if !block.ends_with('\n') {
+        out.pop();
+    }
+    out
 }
 
 /// Merges rule files written by shards of one run (`--shard I/N`) into the file an unsharded
@@ -641,9 +702,10 @@ pub fn merge(files: &[(String, String)]) -> Result<String, String> {
     let header = header.ok_or("no files to merge")?;
     blocks.sort_by_key(|(k, _)| *k);
     let mut out = format!("{header}\n");
+    let mut seen = std::collections::HashSet::new();
     for (_, b) in blocks {
         out.push('\n');
-        out.push_str(&b);
+        out.push_str(&without_repeats(&b, &mut seen));
         out.push('\n');
     }
     Ok(out)
@@ -715,6 +777,70 @@ mod tests {
             "{:?}",
             one.verdict
         );
+    }
+
+    #[test]
+    fn a_found_rule_is_carried_to_the_other_widths_and_proved_there() {
+        let backend = hand_backend("x86-avx2");
+        let t = term("halving_sub(a, b)", &[("a", "u8x32"), ("b", "u8x32")]);
+        let wide16 = term("halving_sub(a, b)", &[("a", "u16x16"), ("b", "u16x16")]);
+        let run = |searched: &[&Term]| {
+            let opts = Options {
+                max_instrs: 2,
+                searched: Arc::new(searched.iter().map(|t| t.expr.to_string()).collect()),
+                ..Default::default()
+            };
+            synthesize(&t, &backend, &opts, 7)
+        };
+        let r = run(&[&t]);
+        let Verdict::Found { rule, .. } = &r.verdict else {
+            panic!("{:?}", r.verdict);
+        };
+        // 128-bit bytes and 16-bit lanes, and 256-bit 16-bit lanes; no 32-bit lanes, which
+        // have no average instruction.
+        for want in [
+            "rule synth_t_as_u8x16_7(a: u8x16, b: u8x16):",
+            "_mm_sub_epi8(a, (uint8x16)_mm_avg_epu8(a, b))",
+            "rule synth_t_as_u16x8_7(a: u16x8, b: u16x8):",
+            "rule synth_t_as_u16x16_7(a: u16x16, b: u16x16):",
+        ] {
+            assert!(rule.contains(want), "{want} missing from\n{rule}");
+        }
+        assert!(!rule.contains("u32x"), "{rule}");
+        assert_eq!(r.stats.abstracted, 3);
+        assert!(matches!(
+            prove(rule, &backend, &Options::default()),
+            Ok(None)
+        ));
+        // A term the run searches itself is not carried to.
+        let r = run(&[&t, &wide16]);
+        assert_eq!(r.stats.abstracted, 2);
+        let Verdict::Found { rule, .. } = &r.verdict else {
+            panic!("{:?}", r.verdict);
+        };
+        assert!(!rule.contains("u16x16"), "{rule}");
+    }
+
+    #[test]
+    fn a_rule_two_terms_carry_to_one_type_is_written_once() {
+        let header = ";; Lowering rules for x86-avx2 synthesized by a test\n";
+        let rule = |name: &str, k: usize, ty: &str| {
+            format!(";; why\nrule synth_{name}_{k}(a: {ty}):\n    abs(a) => a\n")
+        };
+        let first = format!(
+            "{header}\n{}{}",
+            rule("p", 0, "u8x16"),
+            rule("p_as_q", 0, "u8x8")
+        );
+        let second = format!(
+            "{header}\n{}{}",
+            rule("r", 1, "u16x8"),
+            rule("r_as_q", 1, "u8x8")
+        );
+        let merged = merge(&[("b".into(), second), ("a".into(), first)]).unwrap();
+        assert_eq!(merged.matches("rule synth_").count(), 3, "{merged}");
+        assert!(merged.contains("synth_p_as_q_0"), "{merged}");
+        assert!(!merged.contains("synth_r_as_q_1"), "{merged}");
     }
 
     #[test]

@@ -210,6 +210,7 @@ mod tests {
                 refuted: 1,
                 learned: 1,
                 pruned: 0,
+                abstracted: 0,
                 rounds: 2,
                 seconds: 0.25,
             },
