@@ -49,7 +49,10 @@ pub struct LowerArgs {
     pub terms: Vec<PathBuf>,
     /// Take the terms from a corpus instead: `simd-op-check` (the target's entries of
     /// Halide's simd_op_check under `../shared/peer/halide-simd-op-check/`, lifted, their
-    /// loads made variables, deduplicated up to renaming of variables and constants).
+    /// loads made variables, deduplicated up to renaming of variables and constants), or
+    /// `rake-hvx` / `rake-arm` (the Rake specs under `../shared/corpus/`: their
+    /// sub-expressions of one to three operations, loads and broadcast scalars made
+    /// variables, one register wide).
     #[arg(long, value_name = "CORPUS", conflicts_with = "terms")]
     pub terms_from: Option<String>,
     /// Only the terms whose name contains this text.
@@ -195,9 +198,31 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
             let src = crate::diag::Source::new(path.display().to_string(), text);
             crate::synth::corpus::opcheck_terms(&src, &backend).map_err(CliError::Other)?
         }
+        Some(corpus) if crate::syntax::corpus::CORPORA.contains(&corpus) => {
+            let shared = crate::util::shared::shared_dir().ok_or_else(|| {
+                CliError::Other(format!(
+                    "skipped: ../shared not found (the {corpus} corpus lives there)"
+                ))
+            })?;
+            let mut specs = Vec::new();
+            for p in crate::syntax::corpus::spec_paths(&shared, corpus) {
+                let text = std::fs::read_to_string(&p)
+                    .map_err(|e| CliError::Other(format!("cannot read {}: {e}", p.display())))?;
+                let src = crate::diag::Source::new(p.display().to_string(), text);
+                // A spec the importer refuses is `harrow check`'s to report.
+                if let Ok(spec) = crate::syntax::rake::import(&src) {
+                    let stem = p
+                        .file_stem()
+                        .map_or(String::new(), |s| s.to_string_lossy().into_owned());
+                    specs.push((stem, spec.expr));
+                }
+            }
+            crate::synth::corpus::spec_terms(&specs, &backend)
+        }
         Some(other) => {
             return Err(CliError::Other(format!(
-                "unknown corpus `{other}` for --terms-from; expected simd-op-check"
+                "unknown corpus `{other}` for --terms-from; expected simd-op-check, {}",
+                crate::syntax::corpus::CORPORA.join(", ")
             )));
         }
     };

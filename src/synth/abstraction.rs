@@ -200,6 +200,26 @@ fn map_expr(e: &Expr, m: &TypeMap, classes: &Classes) -> Option<Expr> {
     }
 }
 
+/// `e` (with no instructions) at the lane count at which its widest vector fills a
+/// register of `register_bits`; `None` where some vector would have fewer than two lanes.
+pub fn at_register(e: &Expr, register_bits: u32) -> Option<Expr> {
+    let from = register_of(e);
+    if from == 0 {
+        return None;
+    }
+    let to = u64::from(register_bits);
+    let g = gcd(to, from);
+    let m = TypeMap {
+        shift: 0,
+        lanes_num: u32::try_from(to / g).ok()?,
+        lanes_den: u32::try_from(from / g).ok()?,
+    };
+    if m.lanes_num == m.lanes_den {
+        return Some(e.clone());
+    }
+    map_expr(e, &m, &Classes(HashMap::new()))
+}
+
 /// The rules `term => rhs` carries to at other types: for each type map, the mapped term
 /// and sequence, kept where the term was not searched itself (`opts.searched`), the
 /// sequence is cheaper than selection by the margin, and the prover agrees. Each rule is

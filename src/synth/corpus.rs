@@ -54,13 +54,72 @@ pub fn opcheck_terms(src: &Arc<Source>, backend: &Backend) -> Result<Vec<Term>, 
     Ok(out)
 }
 
-/// `e` with each distinct load a vector variable, named in order of first use; `None`
-/// when anything else reads the index variables (a term must be over its variables).
+/// Most operations in a term taken from a Rake spec: synthesis searches sequences of a few
+/// instructions, so larger sub-expressions would only meet the budget.
+const MAX_SPEC_OPS: usize = 3;
+
+/// The terms of Rake specs (`name`, expression) for the backend's target: every
+/// sub-expression of one to [`MAX_SPEC_OPS`] operations of each lifted spec, its loads and
+/// broadcast scalars made vector variables, rebuilt at the lane count at which its widest
+/// vector fills one register (Rake's specs are 128 to 512 lanes wide), and deduplicated up
+/// to renaming of variables and constants. Names are `rake_<spec>_<k>`, `k` counting the
+/// spec's kept terms.
+pub fn spec_terms(specs: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
+    let register_bits = backend.target.register_bits();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out = Vec::new();
+    for (spec, e) in specs {
+        let lifted = crate::lift::lift(&crate::ir::visit::inline_lets(e));
+        let mut k = 0;
+        for sub in crate::ir::visit::post_order(&lifted) {
+            let ty = sub.ty();
+            if ty.is_scalar() || ty.elem == crate::types::Elem::Bool {
+                continue;
+            }
+            let Some(vars) = over_variables(&sub) else {
+                continue;
+            };
+            let ops = crate::ir::visit::post_order(&vars)
+                .iter()
+                .filter(|n| !matches!(n.op(), Op::Var(_) | Op::Const(_) | Op::Broadcast))
+                .count();
+            if !(1..=MAX_SPEC_OPS).contains(&ops) {
+                continue;
+            }
+            let Some(at) = super::abstraction::at_register(&vars, register_bits) else {
+                continue;
+            };
+            let name: String = format!("rake_{spec}_{k}")
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let term = Term::new(name, &at);
+            let free = crate::ir::visit::free_vars(&term.expr);
+            if free.is_empty()
+                || free.values().any(|t| t.is_scalar())
+                || !seen.insert(shape(&term.expr))
+            {
+                continue;
+            }
+            k += 1;
+            out.push(term);
+        }
+    }
+    out
+}
+
+/// `e` with each distinct load, and each broadcast of a scalar variable, a vector
+/// variable, named in order of first use; `None` when anything else reads the index
+/// variables (a term must be over its variables).
 fn over_variables(e: &Expr) -> Option<Expr> {
     const NAMES: [&str; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"];
     let mut loads: HashMap<String, Expr> = HashMap::new();
     let rebuilt = crate::ir::visit::rebuild(e, |n, args| -> Result<Expr, ()> {
-        if matches!(n.op(), Op::Load(..)) {
+        // A scalar unknown broadcast is a vector whose lanes happen to agree: searched as
+        // any vector, its rule applies to the splat as well.
+        let splat_of_var = matches!(n.op(), Op::Broadcast)
+            && matches!(n.arg(0).op(), Op::Var(v) if !NAMES.contains(&&**v));
+        if matches!(n.op(), Op::Load(..)) || splat_of_var {
             // The same load written twice is one variable.
             let key = n.to_string();
             let next = loads.len();
@@ -115,6 +174,34 @@ fn shape(e: &Expr) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rake_specs_give_their_small_sub_expressions_one_register_wide() {
+        crate::verify::solver_available("z3").unwrap_or_else(|e| panic!("{e}"));
+        let backend = crate::targets::backend_from("hvx", crate::targets::RulesFrom::Hand)
+            .expect("hvx builds");
+        // 512 lanes of u16: four HVX registers, rebuilt at 64 lanes.
+        let spec = "(define-symbolic-buffer p uint16_t)
+(define-symbolic-buffer q uint16_t)
+(define-symbolic-var k uint16_t)
+(define halide-expr
+  (vec-absd
+    (vec-add (load p (ramp 0 1 512) (aligned 0 0)) (x512 k))
+    (vec-add (load q (ramp 0 1 512) (aligned 0 0)) (x512 k))))";
+        let src = Source::new("spec.sexp", spec.to_string());
+        let e = crate::syntax::rake::import(&src).expect("imports").expr;
+        let terms = spec_terms(&[("s".into(), e)], &backend);
+        let texts: Vec<String> = terms.iter().map(|t| t.expr.to_string()).collect();
+        // `p + k` and `q + k` are one shape; the whole absd has three operations.
+        assert_eq!(
+            texts,
+            ["(a + b)", "(uint16x64)absd((a + b), (c + b))"],
+            "{texts:?}"
+        );
+        assert_eq!(terms[0].name, "rake_s_0");
+        let vars = crate::ir::visit::free_vars(&terms[1].expr);
+        assert!(vars.values().all(|t| t.to_string() == "u16x64"), "{vars:?}");
+    }
 
     #[test]
     fn shapes_forget_numbers_but_not_types() {
