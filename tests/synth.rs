@@ -358,3 +358,41 @@ fn terms_come_from_simd_op_check_with_loads_as_variables() {
     ]);
     assert!(!ok && err.contains("unknown corpus `rake`"), "{err}");
 }
+
+#[test]
+fn terms_come_from_rake_specs_one_register_wide() {
+    if common::shared_or_skip("terms_come_from_rake_specs_one_register_wide").is_none() {
+        return;
+    }
+    if let Err(e) = harrow::verify::solver_available("z3") {
+        panic!("{e}");
+    }
+    let (ok, out, err) = harrow(&[
+        "synth",
+        "lower",
+        "--target",
+        "hvx",
+        "--max-instrs",
+        "1",
+        "--terms-from",
+        "rake-hvx",
+        "--only",
+        "rake_fully_connected__expr_17_",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    let exprs: Vec<&str> = rows.iter().map(|r| r["expr"].as_str().unwrap()).collect();
+    // The spec's 512-lane sum of bytes, over variables and rebuilt at one register
+    // (128 bytes), is one `vrmpy` with a vector of ones.
+    assert!(!exprs.is_empty(), "{out}");
+    assert!(exprs.iter().all(|e| !e.contains("ramp")), "{exprs:?}");
+    assert!(
+        rows.iter().any(
+            |r| r["expr"] == "(uint32x32)vector_reduce_add(uint32x128(a))"
+                && r["verdict"] == "found"
+                && r["rhs"].as_str().is_some_and(|s| s.contains("vrmpy"))
+        ),
+        "{out}"
+    );
+}
