@@ -187,6 +187,15 @@ pub trait Target: Send + Sync {
     fn narrows_in_one_instruction(&self) -> bool {
         false
     }
+    /// Whether lowering also costs narrow arithmetic over several narrowings of one wider
+    /// type done at that type and narrowed once (`lower::narrow_late`). Listed by the
+    /// targets where it was measured faster (x86, HVX): on RISC-V its cheaper estimate
+    /// tipped a kernel to a vector width whose wide strided slices and narrowing clang
+    /// writes poorly (fuzz_3_76 of seed 3: 1.15x -> 0.49x clang -O3 in executed
+    /// instructions), and on Arm two kernels ran slower (docs/kernels.md).
+    fn narrows_late(&self) -> bool {
+        false
+    }
     /// Strided slices of dense loads that the C compiler lowers otherwise than the generic
     /// estimate of a shuffle says, with what they cost (x86: clang's interleaved-access
     /// lowering of byte triples). Empty where the generic estimate stands.

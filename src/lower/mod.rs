@@ -17,6 +17,7 @@ pub mod harness;
 pub mod lanes;
 pub mod linear;
 pub mod macc;
+pub mod narrow_late;
 pub mod natural;
 pub mod neighbours;
 pub mod origin;
@@ -243,6 +244,21 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
                 alt.lifted_by = LiftedBy::Saturated(extraction);
                 plain = alt;
             }
+        }
+    }
+    // Narrow arithmetic over several narrowings of one wider type may be cheaper done wide
+    // and narrowed once (`narrow_late`); whether it is depends on what else reads the
+    // narrow values, which only the whole selection's estimate sees.
+    let narrowed = if backend.target.narrows_late() {
+        narrow_late::narrowed_once_at_the_end(&plain.lifted)
+    } else {
+        plain.lifted.clone()
+    };
+    if narrowed != plain.lifted {
+        let mut alt = lower_shared(e, narrowed, backend, chunk_by_narrowest, &mut shared);
+        if alt.cost() < plain.cost() {
+            alt.lifted_by = plain.lifted_by;
+            plain = alt;
         }
     }
     if reads_sums {
