@@ -432,10 +432,56 @@ impl Strategy for ZeroExtendThenReinterpret {
     }
 }
 
+/// A saturating narrowing converted to a wider type (`i16(saturating_cast<i8>(x))` of u32
+/// lanes) as the clamp in the operand's type converted once (`i16(min(x, 127))`): the
+/// clamped value fits both types, so the conversions agree. Through the narrow type, Neon
+/// narrowed to bytes in two steps and sign-extended back in two (fuzz_4_4 of seed 4: 0.98x
+/// clang -O3, which clamps with `umin` and narrows with one `uzp1` per register pair).
+pub struct ClampBeforeConverting;
+
+impl Strategy for ClampBeforeConverting {
+    fn name(&self) -> &'static str {
+        "clamps converted once"
+    }
+
+    fn propose(&self, e: &Expr, _cx: &mut Context<'_>) -> Option<Proposal> {
+        if !matches!(e.op(), Op::Cast) || e.ty().is_scalar() {
+            return None;
+        }
+        let narrow = e.arg(0);
+        if !matches!(narrow.op(), Op::SaturatingCast) {
+            return None;
+        }
+        let x = narrow.arg(0);
+        let (to, mid, from) = (e.ty().elem, narrow.ty().elem, x.ty().elem);
+        // Only narrowings of more than one step: one saturating narrowing by half is one
+        // instruction (`sqxtun`), cheaper than the clamp's two (fuzz_4_72 of seed 4 ran
+        // 1.61x -> 1.45x clang -O3 on Arm with them).
+        if ![to, mid, from].iter().all(|t| t.is_int())
+            || to.bits() <= mid.bits()
+            || from.bits() < 4 * mid.bits()
+        {
+            return None;
+        }
+        let wide_t = x.ty();
+        let mut clamped = x.clone();
+        if mid.min_value() > from.min_value() {
+            let bound = Expr::splat(wide_t, mid.min_value()).ok()?;
+            clamped = Expr::build(Op::Max, None, vec![clamped, bound]).ok()?;
+        }
+        if mid.max_value()? < from.max_value()? {
+            let bound = Expr::splat(wide_t, mid.max_value()?).ok()?;
+            clamped = Expr::build(Op::Min, None, vec![clamped, bound]).ok()?;
+        }
+        Some(Proposal::Select(clamped.cast(to)))
+    }
+}
+
 /// The strategies every target has, around its own: `split` (when the target legalizes
 /// wide values by halves; offered both ways, with one-register operands kept whole and
 /// rebuilt), `before` (layouts of its own, such as HVX's deinterleaving),
-/// shuffles sunk to the leaves, zero extensions read as signed, `own` (its multiply-add builders), then pairwise
+/// shuffles sunk to the leaves, zero extensions read as signed, clamps converted once,
+/// `own` (its multiply-add builders), then pairwise
 /// multiply-adds. The order only breaks ties between equally cheap forms.
 pub fn with_generic(
     split: Option<SplitWide>,
@@ -450,6 +496,7 @@ pub fn with_generic(
     out.extend(before);
     out.push(Arc::new(SinkShuffles));
     out.push(Arc::new(ZeroExtendThenReinterpret));
+    out.push(Arc::new(ClampBeforeConverting));
     out.extend(own);
     out.push(Arc::new(PairwiseMultiplyAdds));
     out
