@@ -51,6 +51,24 @@ fn at_the_end(e: &Expr) -> Option<Expr> {
     (narrowings >= 2).then(|| rebuilt.cast(t.elem))
 }
 
+/// `x` clamped to the range of `narrow` in its own type, the value a saturating narrowing
+/// to `narrow` keeps (`min(max(x, -128), 127)` for `i8`); a bound `x`'s type cannot pass
+/// needs no clamp.
+pub fn clamped_to(x: &Expr, narrow: Elem) -> Option<Expr> {
+    let (t, from) = (x.ty(), x.ty().elem);
+    let (lo, hi) = (narrow.min_value(), narrow.max_value()?);
+    let mut clamped = x.clone();
+    if lo > from.min_value() {
+        let bound = Expr::splat(t, lo).ok()?;
+        clamped = Expr::build(Op::Max, None, vec![clamped, bound]).ok()?;
+    }
+    if hi < from.max_value()? {
+        let bound = Expr::splat(t, hi).ok()?;
+        clamped = Expr::build(Op::Min, None, vec![clamped, bound]).ok()?;
+    }
+    Some(clamped)
+}
+
 /// Whether `op` computes each lane's low bits from its operands' low bits alone.
 fn is_wrapping_arith(op: &Op) -> bool {
     matches!(
@@ -90,23 +108,11 @@ fn at_wide_type(e: &Expr, wide: Elem, narrowings: &mut u32) -> Option<Expr> {
     match e.op() {
         Op::Cast | Op::SaturatingCast if e.arg(0).ty().elem == wide => {
             *narrowings += 1;
-            let x = e.arg(0).clone();
+            let x = e.arg(0);
             if matches!(e.op(), Op::Cast) {
-                return Some(x);
+                return Some(x.clone());
             }
-            // The clamp to the narrow type's range, in the wide type's values; a bound
-            // the wide type cannot pass needs no clamp.
-            let (lo, hi) = (t.elem.min_value(), t.elem.max_value()?);
-            let mut clamped = x;
-            if lo > wide.min_value() {
-                let bound = Expr::splat(wide_t, lo).ok()?;
-                clamped = Expr::build(Op::Max, None, vec![clamped, bound]).ok()?;
-            }
-            if hi < wide.max_value()? {
-                let bound = Expr::splat(wide_t, hi).ok()?;
-                clamped = Expr::build(Op::Min, None, vec![clamped, bound]).ok()?;
-            }
-            Some(clamped)
+            clamped_to(x, t.elem)
         }
         Op::Cast if e.arg(0).ty().elem.bits() == bits => at_wide_type(e.arg(0), wide, narrowings),
         op if is_wrapping_arith(op) => {

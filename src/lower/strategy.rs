@@ -463,16 +463,7 @@ impl Strategy for ClampBeforeConverting {
         {
             return None;
         }
-        let wide_t = x.ty();
-        let mut clamped = x.clone();
-        if mid.min_value() > from.min_value() {
-            let bound = Expr::splat(wide_t, mid.min_value()).ok()?;
-            clamped = Expr::build(Op::Max, None, vec![clamped, bound]).ok()?;
-        }
-        if mid.max_value()? < from.max_value()? {
-            let bound = Expr::splat(wide_t, mid.max_value()?).ok()?;
-            clamped = Expr::build(Op::Min, None, vec![clamped, bound]).ok()?;
-        }
+        let clamped = super::narrow_late::clamped_to(x, mid)?;
         Some(Proposal::Select(clamped.cast(to)))
     }
 }
