@@ -19,6 +19,17 @@ use crate::types::{Elem, Type};
 /// its overhead ([`super::codegen::LOOP_OVERHEAD`]) is a small part of it.
 const UNROLLED_WORK: f64 = 40.0;
 
+/// Estimated cycles of body below which a row loop iteration still holds two vectors: the
+/// loop's counter, compare, branch and pointer updates are several percent of a body this
+/// short (an 11-tap product sum of 55 cycles ran 0.98x clang -O3 on Arm in executed
+/// instructions at one vector per iteration, 1.13x at two), while more vectors of it per
+/// iteration outgrow the register file (four of a strided 16-bit body: spilled, 0.78x).
+/// Only bodies of at most two registers of their widest type are paired so.
+const PAIRED_WORK: f64 = 128.0;
+
+/// At most this many vector loads in a body paired by [`PAIRED_WORK`].
+const MOST_PAIRED_LOADS: usize = 16;
+
 /// At most this many vectors per unrolled loop iteration.
 const MAX_UNROLL: u32 = 8;
 
@@ -131,7 +142,7 @@ impl<'a> Emitter<'a> {
 
     /// Emits the chunk loop of `l` over its `n` lanes, storing each chunk to `dest`.
     fn chunks(&mut self, indent: usize, l: &Lowered, dest: &str) {
-        self.chunks_over(indent, &[(l, dest.to_string())], l.prepared.lanes);
+        self.chunks_over(indent, &[(l, dest.to_string())], l.prepared.lanes, false);
     }
 
     /// Each output's lowered expression and where its vector at `pos` is stored.
@@ -146,22 +157,23 @@ impl<'a> Emitter<'a> {
     /// Emits the chunk loops of every output at `pos` over `n` lanes: one loop computing
     /// them all where their chunks are alike (their shared loads written once), else one
     /// loop each.
-    fn output_chunks(&mut self, indent: usize, pos: &str, n: u32) {
+    fn output_chunks(&mut self, indent: usize, pos: &str, n: u32, unrolled: bool) {
         let parts = self.outputs_at(pos);
         let chunk = parts[0].0.prepared.chunk_lanes;
         if parts.iter().all(|(l, _)| l.prepared.chunk_lanes == chunk) {
-            self.chunks_over(indent, &parts, n);
+            self.chunks_over(indent, &parts, n, unrolled);
         } else {
             for part in parts {
-                self.chunks_over(indent, std::slice::from_ref(&part), n);
+                self.chunks_over(indent, std::slice::from_ref(&part), n, unrolled);
             }
         }
     }
 
     /// Emits one chunk loop over `n` lanes computing every `(expression, destination)`
     /// of `parts` (with equal chunks; a chunked body's chunks are independent, so `n` may
-    /// be any multiple of the chunk: several vectors, or one chunk).
-    fn chunks_over(&mut self, indent: usize, parts: &[(&Lowered, String)], n: u32) {
+    /// be any multiple of the chunk: several vectors, or one chunk); `unrolled` asks clang
+    /// to unroll the loop fully.
+    fn chunks_over(&mut self, indent: usize, parts: &[(&Lowered, String)], n: u32, unrolled: bool) {
         let lanes = parts[0].0.prepared.chunk_lanes;
         let mut w = FnWriter::new(self.target);
         w.bind(&prepare::chunk_var(), prepare::CHUNK_VAR);
@@ -178,6 +190,13 @@ impl<'a> Emitter<'a> {
         let x = prepare::CHUNK_VAR;
         for (ct, previous, _) in w.carried() {
             self.line(indent, &format!("{ct} {previous} = ({ct})(0);"));
+        }
+        // A pair of long chunks: clang leaves a two-trip loop around a long body rolled,
+        // with its own counter and branch, which is what the pair was to save (a 16-tap
+        // product sum ran 0.90x clang -O3 on Arm in executed instructions); unrolled, they
+        // are the straight-line code of one iteration.
+        if unrolled && n > lanes {
+            self.line(indent, "_Pragma(\"clang loop unroll(full)\")");
         }
         self.line(
             indent,
@@ -231,16 +250,31 @@ impl<'a> Emitter<'a> {
         let registers = self.target.vector_registers();
         let (invariant, working) = super::codegen::loop_registers(c, self.target.register_bits());
         let fits = 2 * invariant <= registers || invariant + 2 * 2 * working <= registers;
+        // A pair of vectors of a short body, each at most two registers of its widest
+        // type (wider ones spilled when paired: a 16-lane body of 32-bit values, 0.96x).
+        // Nor with many loads: clang issues a pair's loads early, and a 31-tap stencil's
+        // ran out of registers (0.95x, from 1.06x unpaired).
+        let paired_bits = 4 * self.target.register_bits();
+        let loads = c
+            .outputs()
+            .flat_map(|l| crate::ir::visit::post_order(&l.selected))
+            .filter(|e| matches!(e.op(), Op::Load(..)) && !e.ty().is_scalar())
+            .count();
+        let pairs = self.target.pairs_short_bodies()
+            && 2 * n * widest <= paired_bits
+            && loads <= MOST_PAIRED_LOADS;
         let mut unroll = 1;
         while unroll < MAX_UNROLL
             && 2 * unroll * n <= MAX_UNROLLED_LANES
-            && per_vector * f64::from(unroll) < UNROLLED_WORK
+            && (per_vector * f64::from(unroll) < UNROLLED_WORK
+                || (unroll == 1 && per_vector < PAIRED_WORK && pairs))
             && 2 * unroll * n * widest <= MAX_UNROLLED_REGISTERS * self.target.register_bits()
             && fits
         {
             unroll *= 2;
         }
         let step = n * unroll;
+        let paired = unroll == 2 && per_vector >= UNROLLED_WORK;
         if self.target.counted_row_loops() {
             // The position computed from the count (and set after the loop): nothing but
             // the count and the pointers lives across iterations (`Target::counted_row_loops`).
@@ -254,7 +288,7 @@ impl<'a> Emitter<'a> {
                 "for (int32_t hv_step = 0; hv_step < hv_steps; hv_step++) {",
             );
             self.line(indent + 8, &format!("{pos} = hv_step * {step};"));
-            self.output_chunks(indent + 8, pos, step);
+            self.output_chunks(indent + 8, pos, step, paired);
             self.line(indent + 4, "}");
             self.line(indent + 4, &format!("{pos} = hv_steps * {step};"));
             self.line(indent, "}");
@@ -263,7 +297,7 @@ impl<'a> Emitter<'a> {
                 indent,
                 &format!("for (; {pos} <= e0 - {step}; {pos} += {step}) {{"),
             );
-            self.output_chunks(indent + 4, pos, step);
+            self.output_chunks(indent + 4, pos, step, paired);
             self.line(indent, "}");
         }
         if step > chunk {
@@ -271,12 +305,12 @@ impl<'a> Emitter<'a> {
                 indent,
                 &format!("for (; {pos} <= e0 - {chunk}; {pos} += {chunk}) {{"),
             );
-            self.output_chunks(indent + 4, pos, chunk);
+            self.output_chunks(indent + 4, pos, chunk, false);
             self.line(indent, "}");
         }
         self.line(indent, &format!("if ({pos} < e0) {{"));
         self.line(indent + 4, &format!("{pos} = e0 - {chunk};"));
-        self.output_chunks(indent + 4, pos, chunk);
+        self.output_chunks(indent + 4, pos, chunk, false);
         self.line(indent, "}");
     }
 
@@ -387,7 +421,7 @@ impl<'a> Emitter<'a> {
             self.reduction(indent, r);
         }
         let n = self.c.body.prepared.lanes;
-        self.output_chunks(indent, pos, n);
+        self.output_chunks(indent, pos, n, false);
     }
 
     /// Emits reduction `r` (its inner reductions first, inside its loop).

@@ -206,6 +206,9 @@ impl crate::isa::target::Target for Neon {
         24
     }
 
+    fn pairs_short_bodies(&self) -> bool {
+        true
+    }
     fn counted_row_loops(&self) -> bool {
         true
     }
