@@ -7,12 +7,17 @@ mod common;
 
 use common::harrow;
 
-/// The selected instructions of a kernel of `tests/data/cliffs/`.
-fn selected(kernel: &str, target: &str) -> String {
+/// What `harrow compile --emit <emit>` prints for a kernel of `tests/data/cliffs/`.
+fn emitted(kernel: &str, target: &str, emit: &str) -> String {
     let path = format!("tests/data/cliffs/{kernel}.hk");
-    let (ok, out, err) = harrow(&["compile", &path, "--target", target, "--emit", "ir"]);
+    let (ok, out, err) = harrow(&["compile", &path, "--target", target, "--emit", emit]);
     assert!(ok, "{err}");
     out
+}
+
+/// The selected instructions of a kernel of `tests/data/cliffs/`.
+fn selected(kernel: &str, target: &str) -> String {
+    emitted(kernel, target, "ir")
 }
 
 /// `harrow run` of a kernel on the host (x86 targets only).
@@ -213,9 +218,7 @@ fn a_division_of_widened_half_words_is_a_half_word_division() {
 fn a_weight_splat_needed_at_two_widths_is_built_once() {
     // Each of 11 byte weights feeds `smull`/`smlal` (the low halves, 8 lanes) and
     // `smull2`/`smlal2` (16 lanes); the 8-lane splat is the low half of the 16-lane one.
-    let path = "tests/data/cliffs/fuzz_4_12.hk";
-    let (ok, c, err) = harrow(&["compile", path, "--target", "arm-neon", "--emit", "c"]);
-    assert!(ok, "{err}");
+    let c = emitted("fuzz_4_12", "arm-neon", "c");
     assert_eq!(c.matches("= (hv_i8x8)(").count(), 0, "{c}");
     assert!(c.matches("= (hv_i8x16)(").count() >= 11, "{c}");
     assert!(c.contains("__builtin_shufflevector"), "{c}");
@@ -240,14 +243,11 @@ fn a_short_product_sum_on_arm_computes_two_vectors_an_iteration() {
     // 16 `smlal`/`smlal2` pairs of 8 lanes: the loop's counter, compare, branch and
     // pointer updates were 4% of the executed instructions at one vector an iteration
     // (0.965x clang -O3); two vectors, unrolled, pay them once (1.01x).
-    let path = "tests/data/cliffs/fuzz_3_92.hk";
-    let (ok, c, err) = harrow(&["compile", path, "--target", "arm-neon", "--emit", "c"]);
-    assert!(ok, "{err}");
+    let c = emitted("fuzz_3_92", "arm-neon", "c");
     assert!(c.contains("hv_steps = e0 / 16;"), "{c}");
     assert!(c.contains("_Pragma(\"clang loop unroll(full)\")"), "{c}");
     // Not on RISC-V, where the pair's register groups spilled.
-    let (ok, c, err) = harrow(&["compile", path, "--target", "riscv-v", "--emit", "c"]);
-    assert!(ok, "{err}");
+    let c = emitted("fuzz_3_92", "riscv-v", "c");
     assert!(!c.contains("_Pragma(\"clang loop unroll(full)\")"), "{c}");
 }
 

@@ -21,8 +21,8 @@ const UNROLLED_WORK: f64 = 40.0;
 
 /// Estimated cycles of body below which a row loop iteration still holds two vectors: the
 /// loop's counter, compare, branch and pointer updates are several percent of a body this
-/// short (an 11-tap product sum of 55 cycles ran 0.98x clang -O3 on Arm in executed
-/// instructions at one vector per iteration, 1.13x at two), while more vectors of it per
+/// short (a 16-tap product sum of 55 cycles ran 0.965x clang -O3 on Arm in executed
+/// instructions at one vector per iteration, 1.01x at two), while more vectors of it per
 /// iteration outgrow the register file (four of a strided 16-bit body: spilled, 0.78x).
 /// Only bodies of at most two registers of their widest type are paired so.
 const PAIRED_WORK: f64 = 128.0;
@@ -193,7 +193,7 @@ impl<'a> Emitter<'a> {
         }
         // A pair of long chunks: clang leaves a two-trip loop around a long body rolled,
         // with its own counter and branch, which is what the pair was to save (a 16-tap
-        // product sum ran 0.90x clang -O3 on Arm in executed instructions); unrolled, they
+        // product sum ran 0.87x clang -O3 on Arm in executed instructions); unrolled, they
         // are the straight-line code of one iteration.
         if unrolled && n > lanes {
             self.line(indent, "_Pragma(\"clang loop unroll(full)\")");

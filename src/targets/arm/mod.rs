@@ -209,6 +209,7 @@ impl crate::isa::target::Target for Neon {
     fn pairs_short_bodies(&self) -> bool {
         true
     }
+
     fn counted_row_loops(&self) -> bool {
         true
     }
