@@ -64,8 +64,14 @@ pub struct Backend {
 #[derive(Default)]
 pub struct SelectionMemo(std::sync::Mutex<SelectionTable>);
 
-/// Selections by chunk id and position bounds, with the chunk.
-type SelectionTable = HashMap<(usize, Option<(i128, i128)>), (Expr, select::Selected, Origins)>;
+/// Selections by chunk id and position bounds. Each entry is a cell that the first thread
+/// to ask fills while later ones wait for it: body variants selected side by side often
+/// lift to the same chunk, and selecting it twice at once doubled depthwise_conv's compile
+/// time on two cores.
+type SelectionTable = HashMap<(usize, Option<(i128, i128)>), Arc<SelectionCell>>;
+
+/// One remembered selection: the chunk, what selection chose, and where it came from.
+type SelectionCell = std::sync::OnceLock<(Expr, select::Selected, Origins)>;
 
 /// Where each instruction of a selection came from, in post-order (`--explain`).
 pub type Origins = Arc<[(Expr, select::Origin)]>;
@@ -79,20 +85,29 @@ impl SelectionMemo {
         at: Option<(i128, i128)>,
         select: impl FnOnce() -> (select::Selected, Origins),
     ) -> (select::Selected, Origins) {
-        let key = (chunk.id(), at);
-        if let Some((_, s, o)) = self.lock().get(&key) {
-            return (s.clone(), o.clone());
-        }
-        // Selected outside the lock: variants are selected in parallel.
-        let (s, o) = select();
-        self.lock()
-            .insert(key, (chunk.clone(), s.clone(), o.clone()));
-        (s, o)
+        let cell = self.lock().entry((chunk.id(), at)).or_default().clone();
+        // Selected outside the table's lock: other chunks are selected meanwhile. Selection
+        // starts no parallel work, so a thread waiting here holds nothing its filler needs.
+        let (_, s, o) = cell.get_or_init(|| {
+            let (s, o) = select();
+            (chunk.clone(), s, o)
+        });
+        (s.clone(), o.clone())
     }
 
     /// Forgets every selection (to time a compilation from nothing).
     pub fn clear(&self) {
         self.lock().clear();
+    }
+
+    /// How many selections are remembered.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no selection is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The table (a panic elsewhere cannot leave it half-written: inserts are whole).
@@ -638,18 +653,48 @@ mod tests {
         let backend = crate::targets::backend_with("x86-avx2", &[]).unwrap();
         let e = prepare::tests::entry("(uint8)in_u8(x) + (uint8)in_u8(x + 16)", 64);
         let first = lower(&e, &backend);
-        let entries = backend.selections.lock().len();
+        let entries = backend.selections.len();
         assert!(entries >= 1);
         let again = lower(&e, &backend);
         assert_eq!(first.selected, again.selected);
         assert_eq!(first.chunk_cost.to_bits(), again.chunk_cost.to_bits());
-        assert_eq!(
-            backend.selections.lock().len(),
-            entries,
-            "nothing selected anew"
-        );
+        assert_eq!(backend.selections.len(), entries, "nothing selected anew");
         let wider = prepare::tests::entry("(uint8)in_u8(x) + (uint8)in_u8(x + 16)", 96);
         lower(&wider, &backend);
-        assert!(backend.selections.lock().len() > entries, "another bound");
+        assert!(backend.selections.len() > entries, "another bound");
+    }
+
+    /// Two threads asking for the same chunk at once select it once: the second waits for
+    /// the first's selection instead of repeating it.
+    #[test]
+    fn a_chunk_selected_meanwhile_is_waited_for() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let backend = crate::targets::backend_with("x86-avx2", &[]).unwrap();
+        let e = prepare::tests::entry("(uint8)in_u8(x) + (uint8)in_u8(x + 16)", 32);
+        let prepared = prepare::prepare_with(&e, 256, false, false);
+        let selections = AtomicUsize::new(0);
+        let select = || {
+            backend
+                .selections
+                .get_or_select(&prepared.chunk, None, || {
+                    selections.fetch_add(1, Ordering::SeqCst);
+                    // Long enough for the other thread to arrive meanwhile.
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    let s = selector(&backend, Intervals::new(), &prepared.chunk)
+                        .select(&prepared.chunk);
+                    (s, Arc::from(Vec::new()))
+                })
+                .0
+        };
+        let (a, b) = std::thread::scope(|scope| {
+            let a = scope.spawn(select);
+            let b = scope.spawn(select);
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        assert_eq!(a.expr, b.expr);
+        assert_eq!(selections.load(Ordering::SeqCst), 1, "selected once");
+        assert_eq!(backend.selections.len(), 1);
+        backend.selections.clear();
+        assert!(backend.selections.is_empty());
     }
 }
