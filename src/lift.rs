@@ -1,6 +1,8 @@
 //! Lifting integer IR to FPIR (Pitchfork section 3.2) with the built-in rules in
 //! `rules/lift.rules`, plus any rule files given at run time.
 
+mod decided_selects;
+
 use std::sync::{Arc, LazyLock};
 
 use crate::bounds::{Bounds, Intervals};
@@ -203,8 +205,20 @@ pub fn fold_scalar_constants(e: &Expr) -> Expr {
 /// that clang removed: 0.93x clang -O3), and they must go before the narrowing passes, which
 /// the dead wide operand would otherwise stop. The rules are the proved ones, so this pass
 /// adds no semantics of its own.
+///
+/// Selects whose condition decides the branch are folded too (`decided_selects`): that
+/// pass replaces values by what the condition makes them equal and compares the folded
+/// branches, so it too only removes what the semantics make redundant.
 pub fn fold_trivial_identities(e: &Expr) -> Expr {
-    Greedy::new(identity_rules()).run(e, &mut crate::bounds::TypeBounds, None)
+    let identities =
+        |e: &Expr| Greedy::new(identity_rules()).run(e, &mut crate::bounds::TypeBounds, None);
+    let folded = identities(e);
+    let decided = decided_selects::fold_decided_selects(&folded, &identities);
+    if decided == folded {
+        folded
+    } else {
+        identities(&decided)
+    }
 }
 
 /// The built-in lifting rules whose right-hand side is a leaf (a rule variable or a
@@ -788,6 +802,47 @@ mod tests {
         // Operands that merely look alike are left alone.
         let alike = "select(a < b, a, b) - (b - a)";
         assert_rewrites_to(&vars, &[(alike, alike)], fold_trivial_identities);
+    }
+
+    #[test]
+    fn selects_their_condition_decides_are_the_branch_they_take() {
+        let vars = [("a", "u16"), ("b", "u16"), ("v", "i16"), ("w", "i32")];
+        let types: Vec<(&str, Type)> = vars
+            .iter()
+            .map(|&(v, t)| (v, Type::parse(t, false).unwrap()))
+            .collect();
+        let decided = [
+            // Where `a | b` is 0, `a` is 0 and the saturating add adds nothing.
+            (
+                "select((uint32(a) | uint32(b)) != (uint32)0, v, saturating_add(v, int16(a)))",
+                "v",
+            ),
+            ("select(a == (uint16)0, v + int16(a), v)", "v"),
+            // And where it is 0, `v` is that saturating add.
+            (
+                "select((uint32(a) | uint32(b)) == (uint32)0, v, saturating_add(v, int16(a)))",
+                "saturating_add(v, int16(a))",
+            ),
+            ("select((uint16)3 != a, w, w * int32(a - (uint16)2))", "w"),
+            (
+                "select(!(a == (uint16)0) || b != (uint16)0, v, v - int16(a | b))",
+                "v",
+            ),
+        ];
+        assert_rewrites_to(&vars, &decided, fold_trivial_identities);
+        for (text, _) in decided {
+            let e = crate::syntax::halide::parse_with_vars(text, &vars);
+            assert_same_values(&e, &fold_trivial_identities(&e), &types);
+        }
+        // Conditions that decide nothing, or the other way round, are left alone.
+        let undecided = [
+            "select(a != (uint16)1, v, saturating_add(v, int16(a)))",
+            "select(a < (uint16)1, v, saturating_add(v, int16(a)))",
+            "select(a == (uint16)0, v, v + int16(b))",
+        ];
+        for text in undecided {
+            assert_rewrites_to(&vars, &[(text, text)], fold_trivial_identities);
+        }
     }
 
     #[test]
