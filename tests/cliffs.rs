@@ -281,3 +281,21 @@ fn a_select_whose_condition_makes_both_branches_equal_is_the_branch() {
     assert!(!ir.contains("select") && !ir.contains("adds_epi16"), "{ir}");
     runs_correctly("fuzz_5_171");
 }
+
+#[test]
+fn a_truncation_tested_and_a_saturation_widened_back_stay_at_dwords_on_avx2() {
+    // `u16(x) > 0` and `u32(saturating_cast<i16>(x))` of dwords: narrowed across the
+    // register's halves and widened back (vpshufb, vpermq, vpackssdw, vpmovsxwd) at 0.82x
+    // clang -O3; a mask compared with zero and a clamp, as clang does, at 1.00x.
+    let ir = selected("fuzz_5_162", "x86-avx2");
+    assert!(
+        !ir.contains("packs_epi32") && !ir.contains("cvtepi16"),
+        "{ir}"
+    );
+    assert!(
+        ir.contains("_mm256_max_epi32") && ir.contains("_mm256_min_epi32"),
+        "{ir}"
+    );
+    assert!(!ir.contains("u16x8 = cast"), "{ir}");
+    runs_correctly("fuzz_5_162");
+}
