@@ -265,7 +265,10 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
     // and narrowed once (`narrow_late`); whether it is depends on what else reads the
     // narrow values, which only the whole selection's estimate sees.
     let narrowed = if backend.target.narrows_late() {
-        narrow_late::narrowed_once_at_the_end(&plain.lifted)
+        narrow_late::narrowed_once_at_the_end(
+            &plain.lifted,
+            backend.target.narrows_late_through_extensions(),
+        )
     } else {
         plain.lifted.clone()
     };

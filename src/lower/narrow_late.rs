@@ -18,19 +18,24 @@ use crate::util::idhash::IdMap;
 
 /// `e` with every largest narrow wrapping computation over two or more narrowings of one
 /// wider type computed at that type and narrowed once; `e` itself where there is none.
-pub fn narrowed_once_at_the_end(e: &Expr) -> Expr {
+/// With `through_extensions`, a narrowing extended again counts as one, extended in place.
+pub fn narrowed_once_at_the_end(e: &Expr, through_extensions: bool) -> Expr {
     let mut memo = IdMap::default();
-    rewrite(e, &mut memo)
+    rewrite(e, through_extensions, &mut memo)
 }
 
 /// [`narrowed_once_at_the_end`] below `e`, top-down so that each rewritten computation is
 /// the largest one.
-fn rewrite(e: &Expr, memo: &mut IdMap<usize, Expr>) -> Expr {
+fn rewrite(e: &Expr, through_extensions: bool, memo: &mut IdMap<usize, Expr>) -> Expr {
     if let Some(done) = memo.get(&e.id()) {
         return done.clone();
     }
-    let out = at_the_end(e).unwrap_or_else(|| {
-        let args = e.args().iter().map(|a| rewrite(a, memo)).collect();
+    let out = at_the_end(e, through_extensions).unwrap_or_else(|| {
+        let args = e
+            .args()
+            .iter()
+            .map(|a| rewrite(a, through_extensions, memo))
+            .collect();
         e.with_args(args).unwrap_or_else(|_| e.clone())
     });
     memo.insert(e.id(), out.clone());
@@ -39,14 +44,15 @@ fn rewrite(e: &Expr, memo: &mut IdMap<usize, Expr>) -> Expr {
 
 /// `e` computed at the wider type and narrowed once, where it is narrow wrapping
 /// arithmetic over at least two narrowings.
-fn at_the_end(e: &Expr) -> Option<Expr> {
+fn at_the_end(e: &Expr, through_extensions: bool) -> Option<Expr> {
+    let e = &primitive(e);
     let t = e.ty();
     if t.is_scalar() || !t.elem.is_int() || !is_wrapping_arith(e.op()) {
         return None;
     }
     let wide = narrowed_from(e)?;
     let mut narrowings = 0;
-    let rebuilt = at_wide_type(e, wide, &mut narrowings)?;
+    let rebuilt = at_wide_type(e, wide, through_extensions, &mut narrowings)?;
     // One narrowing alone gains nothing over the narrow arithmetic.
     (narrowings >= 2).then(|| rebuilt.cast(t.elem))
 }
@@ -69,6 +75,39 @@ pub fn clamped_to(x: &Expr, narrow: Elem) -> Option<Expr> {
     Some(clamped)
 }
 
+/// `e` as the wrapping arithmetic it is defined as, where it is a widening FPIR operation
+/// (`widen_right_sub(a, b)` is `a - T(b)`, as lifting writes `u16(x) - u16(i8(x))`), else
+/// `e`.
+fn primitive(e: &Expr) -> Expr {
+    match e.op() {
+        Op::WidenRightAdd
+        | Op::WidenRightSub
+        | Op::WidenRightMul
+        | Op::WideningAdd
+        | Op::WideningSub
+        | Op::WideningMul => crate::fpir::definition(e.op(), e.ty(), e.args()),
+        _ => e.clone(),
+    }
+}
+
+/// `x` with its low `narrow` bits extended over the rest of its type, as `narrow` extends
+/// (a mask for unsigned, a shift left and an arithmetic shift right for signed).
+fn extended_in_place(x: &Expr, narrow: Elem) -> Option<Expr> {
+    let (t, from) = (x.ty(), x.ty().elem);
+    if !narrow.is_int() || narrow.bits() >= from.bits() {
+        return None;
+    }
+    if !narrow.is_signed() {
+        let mask = Expr::splat(t, narrow.max_value()?).ok()?;
+        return Expr::build(Op::And, None, vec![x.clone(), mask]).ok();
+    }
+    let signed = Elem::from_bits(from.bits(), true)?;
+    let shift = Expr::splat(t.with_elem(signed), i128::from(from.bits() - narrow.bits())).ok()?;
+    let up = Expr::build(Op::Shl, None, vec![x.cast(signed), shift.clone()]).ok()?;
+    let back = Expr::build(Op::Shr, None, vec![up, shift]).ok()?;
+    Some(back.cast(from))
+}
+
 /// Whether `op` computes each lane's low bits from its operands' low bits alone.
 fn is_wrapping_arith(op: &Op) -> bool {
     matches!(
@@ -83,6 +122,7 @@ fn narrowed_from(e: &Expr) -> Option<Elem> {
     let bits = e.ty().elem.bits();
     let mut stack = vec![e.clone()];
     while let Some(x) = stack.pop() {
+        let x = primitive(&x);
         match x.op() {
             Op::Cast | Op::SaturatingCast => {
                 let from = x.arg(0).ty().elem;
@@ -102,7 +142,13 @@ fn narrowed_from(e: &Expr) -> Option<Elem> {
 
 /// `e` (narrow wrapping arithmetic over narrowings from `wide` and constants) computed at
 /// `wide`, counting the narrowings it removes; `None` where a leaf is anything else.
-fn at_wide_type(e: &Expr, wide: Elem, narrowings: &mut u32) -> Option<Expr> {
+fn at_wide_type(
+    e: &Expr,
+    wide: Elem,
+    through_extensions: bool,
+    narrowings: &mut u32,
+) -> Option<Expr> {
+    let e = &primitive(e);
     let (t, bits) = (e.ty(), e.ty().elem.bits());
     let wide_t = t.with_elem(wide);
     match e.op() {
@@ -114,12 +160,30 @@ fn at_wide_type(e: &Expr, wide: Elem, narrowings: &mut u32) -> Option<Expr> {
             }
             clamped_to(x, t.elem)
         }
-        Op::Cast if e.arg(0).ty().elem.bits() == bits => at_wide_type(e.arg(0), wide, narrowings),
+        Op::Cast if e.arg(0).ty().elem.bits() == bits => {
+            at_wide_type(e.arg(0), wide, through_extensions, narrowings)
+        }
+        // A narrowing from `wide` extended again (`u16(i8(x))` of i32 lanes, fuzz_5_4 of
+        // seed 5): the wide value's low bits extended in place, or its clamp, whose wide
+        // value already is the extension of the narrow one.
+        Op::Cast
+            if through_extensions
+                && e.arg(0).ty().elem.bits() < bits
+                && matches!(e.arg(0).op(), Op::Cast | Op::SaturatingCast)
+                && e.arg(0).arg(0).ty().elem == wide =>
+        {
+            let (narrow, x) = (e.arg(0), e.arg(0).arg(0));
+            *narrowings += 1;
+            if matches!(narrow.op(), Op::SaturatingCast) {
+                return clamped_to(x, narrow.ty().elem);
+            }
+            extended_in_place(x, narrow.ty().elem)
+        }
         op if is_wrapping_arith(op) => {
             let args = e
                 .args()
                 .iter()
-                .map(|a| at_wide_type(a, wide, narrowings))
+                .map(|a| at_wide_type(a, wide, through_extensions, narrowings))
                 .collect::<Option<Vec<_>>>()?;
             Expr::build(op.clone(), None, args).ok()
         }
@@ -156,7 +220,7 @@ mod tests {
         let e = Expr::build(Op::Xor, None, vec![diff, b.cast(Elem::I8)])
             .unwrap()
             .cast(Elem::U8);
-        let f = narrowed_once_at_the_end(&e);
+        let f = narrowed_once_at_the_end(&e, true);
         assert_eq!(
             f.to_string(),
             "uint8x8(int8x8((int32x8)bitwise_xor((a - min(max(b, x8(-128)), x8(127))), b)))"
@@ -179,12 +243,59 @@ mod tests {
     }
 
     #[test]
+    fn narrowings_extended_again_are_extended_in_place_at_the_wide_type() {
+        let wide = Type::vec(Elem::I32, 8);
+        let a = var("a", wide);
+        let sext = a.cast(Elem::I8).cast(Elem::U16);
+        let zext = a.cast(Elem::U8).cast(Elem::U16);
+        let sat = Expr::build(
+            Op::SaturatingCast,
+            Some(wide.with_elem(Elem::I8)),
+            vec![a.clone()],
+        )
+        .unwrap()
+        .cast(Elem::U16);
+        let diff = Expr::build(Op::Sub, None, vec![a.cast(Elem::U16), sext]).unwrap();
+        let e = Expr::build(
+            Op::Add,
+            None,
+            vec![Expr::build(Op::Xor, None, vec![diff, zext]).unwrap(), sat],
+        )
+        .unwrap()
+        .cast(Elem::U32);
+        // Without reading through extensions, every such leaf stops the rewrite.
+        assert_eq!(narrowed_once_at_the_end(&e, false), e);
+        let f = narrowed_once_at_the_end(&e, true);
+        let text = f.to_string();
+        assert!(!text.contains("int8x8"), "{text}");
+        assert!(
+            text.contains("shift_left") && text.contains("shift_right") && text.contains("255"),
+            "{text}"
+        );
+        let mut rng = crate::util::rng::SplitMix64::new(5);
+        for round in 0..300 {
+            let lanes = (0..8)
+                .map(|i| match round {
+                    0 => crate::types::from_i128(
+                        [127, 128, -128, -129, 0, -1, 255, 65535][i],
+                        Elem::I32,
+                    ),
+                    _ => rng.lane(Elem::I32),
+                })
+                .collect();
+            let mut env = Env::new();
+            env.set("a", Value { ty: wide, lanes });
+            assert_eq!(eval(&e, &env).unwrap(), eval(&f, &env).unwrap(), "{text}");
+        }
+    }
+
+    #[test]
     fn one_narrowing_or_a_non_wrapping_operation_is_left_alone() {
         let wide = Type::vec(Elem::U16, 8);
         let (a, b) = (var("a", wide), var("b", wide.with_elem(Elem::U8)));
         let one = Expr::build(Op::Add, None, vec![a.cast(Elem::U8), b]).unwrap();
-        assert_eq!(narrowed_once_at_the_end(&one), one);
+        assert_eq!(narrowed_once_at_the_end(&one, true), one);
         let shifted = Expr::build(Op::Shr, None, vec![a.cast(Elem::U8), a.cast(Elem::U8)]).unwrap();
-        assert_eq!(narrowed_once_at_the_end(&shifted), shifted);
+        assert_eq!(narrowed_once_at_the_end(&shifted, true), shifted);
     }
 }

@@ -143,7 +143,7 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
         vec![
             Arc::new(vnni::ByteMultiplyAdds),
             Arc::new(strategy::WidenStridedLanesInPlace),
-            Arc::new(strategy::ClampConvertedBack),
+            Arc::new(strategy::ClampConvertedBack { min_bits: 32 }),
         ],
     )
 }
@@ -253,6 +253,10 @@ impl crate::isa::target::Target for Variant {
     fn narrows_late(&self) -> bool {
         // Two packs per narrowing of dwords to bytes: one narrowing of the result is
         // cheaper than several of the operands (fuzz_3_76 of seed 3).
+        true
+    }
+
+    fn narrows_late_through_extensions(&self) -> bool {
         true
     }
 
