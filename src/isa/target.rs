@@ -198,9 +198,11 @@ pub trait Target: Send + Sync {
     }
     /// Whether that narrowing at the end also reads a narrowing extended again
     /// (`u16(i8(x))` of i32 lanes) as the wide value extended in place (a shift pair or a
-    /// mask). x86 only, where it was measured faster (fuzz_5_4 of seed 5: 0.93x -> 1.10x
-    /// clang -O3); on HVX it cost fuzz_5_4 7.88x -> 5.71x packets, its narrow form there
-    /// being as cheap as the shifts.
+    /// mask), and computes an exact unsigned narrow computation extended back to its source
+    /// width at that width, never narrowed. x86 only, where it was measured faster
+    /// (fuzz_5_4 of seed 5: 0.93x -> 1.10x clang -O3, fuzz_5_120 0.87x -> 1.02x); on HVX
+    /// it cost fuzz_5_4 7.88x -> 5.71x packets, its narrow form there being as cheap as the
+    /// shifts.
     fn narrows_late_through_extensions(&self) -> bool {
         false
     }
