@@ -107,6 +107,15 @@ pub fn buffers(root: &Expr) -> BTreeMap<Sym, Elem> {
     out
 }
 
+/// Replaces the nodes of `root` whose id `map` holds (anywhere they occur) by the given
+/// expressions, rebuilding what is above them.
+pub fn replace_nodes(root: &Expr, map: &HashMap<usize, Expr>) -> Result<Expr, TypeError> {
+    rebuild(root, |n, args| match map.get(&n.id()) {
+        Some(v) => Ok(v.clone()),
+        None => n.with_args(args),
+    })
+}
+
 /// Replaces free occurrences of variables by expressions of the same type.
 pub fn substitute(root: &Expr, map: &HashMap<Sym, Expr>) -> Result<Expr, TypeError> {
     if map.is_empty() {

@@ -268,11 +268,8 @@ fn split(k: &Kernel, line: &Expr, uses: &[Use], stored: Elem) -> LineBuffer {
         };
         replace.insert(u.node.id(), read);
     }
-    let body = crate::ir::visit::rebuild(&k.body, |n, args| match replace.get(&n.id()) {
-        Some(v) => Ok(v.clone()),
-        None => n.with_args(args),
-    })
-    .expect("replacing a node by a variable of its type keeps types");
+    let body = crate::ir::visit::replace_nodes(&k.body, &replace)
+        .expect("replacing a node by a variable of its type keeps types");
     let consumer = Kernel {
         inputs,
         accesses,

@@ -93,13 +93,12 @@ fn equal_to_constant(x: &Expr, k: &Expr, out: &mut Vec<(Expr, Expr)>) {
     }
 }
 
-/// `e` with each value of `equal` replaced by its constant.
+/// `e` with each value of `equal` replaced by its constant (the first constant a value is
+/// equated with).
 fn replaced(e: &Expr, equal: &[(Expr, Expr)]) -> Expr {
-    crate::ir::visit::rebuild(e, |node, args| -> Result<Expr, crate::ir::TypeError> {
-        if let Some((_, k)) = equal.iter().find(|(x, _)| x == node) {
-            return Ok(k.clone());
-        }
-        node.with_args(args)
-    })
-    .unwrap_or_else(|_| e.clone())
+    let mut map = std::collections::HashMap::new();
+    for (x, k) in equal {
+        map.entry(x.id()).or_insert_with(|| k.clone());
+    }
+    crate::ir::visit::replace_nodes(e, &map).unwrap_or_else(|_| e.clone())
 }

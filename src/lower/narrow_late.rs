@@ -57,7 +57,7 @@ fn at_the_end(e: &Expr, through_extensions: bool) -> Option<Expr> {
     if t.is_scalar() || !t.elem.is_int() || !is_wrapping_arith(e.op()) {
         return None;
     }
-    let wide = narrowed_from(e)?;
+    let wide = narrowed_from(e, is_wrapping_arith)?;
     let mut narrowings = 0;
     let rebuilt = at_wide_type(e, wide, through_extensions, &mut narrowings)?;
     // One narrowing alone gains nothing over the narrow arithmetic.
@@ -80,11 +80,7 @@ fn never_narrowed(e: &Expr) -> Option<Expr> {
     if !n.is_int() || n.is_signed() || !t.elem.is_int() || t.elem.bits() <= n.bits() {
         return None;
     }
-    let wide = crate::ir::visit::post_order(narrow).iter().find_map(|x| {
-        let from = x.args().first()?.ty().elem;
-        (matches!(x.op(), Op::Cast | Op::SaturatingCast) && from.is_int() && from.bits() > n.bits())
-            .then_some(from)
-    })?;
+    let wide = narrowed_from(narrow, is_exact_step)?;
     if wide.bits() > t.elem.bits() {
         return None;
     }
@@ -107,21 +103,9 @@ fn exactly_at_wide_type(e: &Expr, wide: Elem, narrowings: &mut u32) -> Option<Ex
     match e.op() {
         Op::Cast | Op::SaturatingCast if e.arg(0).ty().elem == wide => {
             *narrowings += 1;
-            let x = e.arg(0);
-            if matches!(e.op(), Op::SaturatingCast) {
-                return clamped_to(x, t.elem);
-            }
-            extended_in_place(x, t.elem)
+            extension_at_wide_type(e)
         }
-        Op::And
-        | Op::Or
-        | Op::Xor
-        | Op::Min
-        | Op::Max
-        | Op::Shr
-        | Op::RoundingShr
-        | Op::HalvingAdd
-        | Op::RoundingHalvingAdd => {
+        op if is_exact_step(op) => {
             // A shift's amount is a constant within the narrow type's width.
             if matches!(e.op(), Op::Shr | Op::RoundingShr) {
                 let c = e.arg(1).as_const()?;
@@ -194,6 +178,35 @@ fn extended_in_place(x: &Expr, narrow: Elem) -> Option<Expr> {
     Some(back.cast(from))
 }
 
+/// `narrow`, a truncation or saturating narrowing of a wider value `x`, as the value of
+/// `x`'s type whose low bits extend as the narrow type extends: `x` extended in place
+/// (a mask, or a shift pair), or the clamp, whose value already is the narrow one.
+fn extension_at_wide_type(narrow: &Expr) -> Option<Expr> {
+    let (x, to) = (narrow.arg(0), narrow.ty().elem);
+    if matches!(narrow.op(), Op::SaturatingCast) {
+        clamped_to(x, to)
+    } else {
+        extended_in_place(x, to)
+    }
+}
+
+/// Whether `op`, on unsigned narrow values, never goes above its operands' largest value,
+/// so that computed on their extensions it gives the extension of its narrow result.
+fn is_exact_step(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::And
+            | Op::Or
+            | Op::Xor
+            | Op::Min
+            | Op::Max
+            | Op::Shr
+            | Op::RoundingShr
+            | Op::HalvingAdd
+            | Op::RoundingHalvingAdd
+    )
+}
+
 /// Whether `op` computes each lane's low bits from its operands' low bits alone.
 fn is_wrapping_arith(op: &Op) -> bool {
     matches!(
@@ -202,9 +215,9 @@ fn is_wrapping_arith(op: &Op) -> bool {
     )
 }
 
-/// The wider integer type the first narrowing below `e` (through wrapping arithmetic and
-/// casts that keep the width) narrows from.
-fn narrowed_from(e: &Expr) -> Option<Elem> {
+/// The wider integer type the first narrowing below `e` (through the operations `through`
+/// accepts and casts that keep the width) narrows from.
+fn narrowed_from(e: &Expr, through: fn(&Op) -> bool) -> Option<Elem> {
     let bits = e.ty().elem.bits();
     let mut stack = vec![e.clone()];
     while let Some(x) = stack.pop() {
@@ -219,7 +232,7 @@ fn narrowed_from(e: &Expr) -> Option<Elem> {
                     stack.push(x.arg(0).clone());
                 }
             }
-            op if is_wrapping_arith(op) => stack.extend(x.args().iter().cloned()),
+            op if through(op) => stack.extend(x.args().iter().cloned()),
             _ => {}
         }
     }
@@ -258,12 +271,8 @@ fn at_wide_type(
                 && matches!(e.arg(0).op(), Op::Cast | Op::SaturatingCast)
                 && e.arg(0).arg(0).ty().elem == wide =>
         {
-            let (narrow, x) = (e.arg(0), e.arg(0).arg(0));
             *narrowings += 1;
-            if matches!(narrow.op(), Op::SaturatingCast) {
-                return clamped_to(x, narrow.ty().elem);
-            }
-            extended_in_place(x, narrow.ty().elem)
+            extension_at_wide_type(e.arg(0))
         }
         op if is_wrapping_arith(op) => {
             let args = e
