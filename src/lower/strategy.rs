@@ -482,9 +482,11 @@ fn clamp_converted(e: &Expr, wanted: impl Fn(Elem, Elem, Elem) -> bool) -> Optio
 /// `vpackssdw` of the register's halves and a `vpmovsxwd` where clang -O3 clamps with
 /// `vpminsd` and `vpmaxsd` (fuzz_5_162 of seed 5). Not Arm's: `sqxtn` and `sxtl` are as
 /// cheap as the clamp, and with it fuzz_4_72 of seed 4 ran 1.61x -> 1.45x clang -O3.
-/// Only from operands of at least `min_bits`: AVX2 narrows words to bytes and widens them
-/// back per 128-bit half cheaply, and as a clamp of whole registers fuzz_3_16 of seed 3
-/// (a stride-3 gather of words) ran 1.04x -> 1.00x, clang gathering whole registers.
+/// Only from operands of at least `min_bits`. On AVX2 words too: `vpacksswb` and
+/// `vpmovsxbw` are two more shuffles on the port a strided gather of words already fills
+/// (fuzz_7_37 and fuzz_7_151 of seed 7, every fourth word: 0.87x -> 1.00x clang -O3, which
+/// clamps); as a clamp, fuzz_3_16 of seed 3 (every third word) went 1.04x -> 1.00x, the
+/// same code as clang's.
 pub struct ClampConvertedBack {
     /// The narrowest operand type the clamp is offered for, in bits.
     pub min_bits: u32,

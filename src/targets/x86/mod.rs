@@ -143,7 +143,7 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
         vec![
             Arc::new(vnni::ByteMultiplyAdds),
             Arc::new(strategy::WidenStridedLanesInPlace),
-            Arc::new(strategy::ClampConvertedBack { min_bits: 32 }),
+            Arc::new(strategy::ClampConvertedBack { min_bits: 16 }),
         ],
     )
 }
