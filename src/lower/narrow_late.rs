@@ -113,10 +113,20 @@ fn exactly_at_wide_type(e: &Expr, wide: Elem, narrowings: &mut u32) -> Option<Ex
                     return None;
                 }
             }
+            // A select's condition stays as it is: only the values it picks between are
+            // narrow.
+            let kept = usize::from(matches!(e.op(), Op::Select));
             let args = e
                 .args()
                 .iter()
-                .map(|a| exactly_at_wide_type(a, wide, narrowings))
+                .enumerate()
+                .map(|(i, a)| {
+                    if i < kept {
+                        Some(a.clone())
+                    } else {
+                        exactly_at_wide_type(a, wide, narrowings)
+                    }
+                })
                 .collect::<Option<Vec<_>>>()?;
             Expr::build(e.op().clone(), None, args).ok()
         }
@@ -191,11 +201,13 @@ fn extension_at_wide_type(narrow: &Expr) -> Option<Expr> {
 }
 
 /// Whether `op`, on unsigned narrow values, never goes above its operands' largest value,
-/// so that computed on their extensions it gives the extension of its narrow result.
+/// so that computed on their extensions it gives the extension of its narrow result (a
+/// select picks one of its values).
 fn is_exact_step(op: &Op) -> bool {
     matches!(
         op,
-        Op::And
+        Op::Select
+            | Op::And
             | Op::Or
             | Op::Xor
             | Op::Min
@@ -232,6 +244,8 @@ fn narrowed_from(e: &Expr, through: fn(&Op) -> bool) -> Option<Elem> {
                     stack.push(x.arg(0).clone());
                 }
             }
+            // Not through a select's condition, whose narrowings are not its value's.
+            Op::Select if through(x.op()) => stack.extend(x.args()[1..].iter().cloned()),
             op if through(op) => stack.extend(x.args().iter().cloned()),
             _ => {}
         }
@@ -420,6 +434,44 @@ mod tests {
         assert_eq!(never_narrowed(&sum), None);
         assert_eq!(never_narrowed(&sat.cast(Elem::I16)), None);
         assert!(never_narrowed(&sat.cast(Elem::I32)).is_some());
+    }
+
+    #[test]
+    fn a_select_between_narrowings_is_an_exact_step_and_its_condition_stays() {
+        // `i32(min(select(a < 0, u16(a), saturating_cast<u16>(a)), 133))` of dwords: the
+        // select picks one of its narrow values, so all of it is computed on the dwords.
+        let wide = Type::vec(Elem::I32, 8);
+        let a = var("a", wide);
+        let zero = Expr::splat(wide, 0).unwrap();
+        let cond = Expr::build(Op::Lt, None, vec![a.clone(), zero]).unwrap();
+        let sat = Expr::build(
+            Op::SaturatingCast,
+            Some(wide.with_elem(Elem::U16)),
+            vec![a.clone()],
+        )
+        .unwrap();
+        let picked =
+            Expr::build(Op::Select, None, vec![cond.clone(), a.cast(Elem::U16), sat]).unwrap();
+        let bound = Expr::splat(wide.with_elem(Elem::U16), 133).unwrap();
+        let e = Expr::build(Op::Min, None, vec![picked, bound])
+            .unwrap()
+            .cast(Elem::I32);
+        let f = narrowed_once_at_the_end(&e, true);
+        let text = f.to_string();
+        assert!(!text.contains("uint16"), "{text}");
+        assert!(
+            crate::ir::visit::post_order(&f).contains(&cond),
+            "the condition is kept: {text}"
+        );
+        assert_same_lanes_in_a(&e, &f, [0, -1, 65535, 65536, 133, 134, i32::MIN as i128, 7]);
+        // A narrowing inside the condition alone is not the select's.
+        let (b, c) = (
+            var("b", wide.with_elem(Elem::U8)),
+            var("c", wide.with_elem(Elem::U8)),
+        );
+        let narrow_cond = Expr::build(Op::Lt, None, vec![a.cast(Elem::U8), b.clone()]).unwrap();
+        let pick = Expr::build(Op::Select, None, vec![narrow_cond, b, c]).unwrap();
+        assert_eq!(narrowed_from(&pick, is_exact_step), None);
     }
 
     #[test]
