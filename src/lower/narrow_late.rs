@@ -120,7 +120,16 @@ fn wrapped_back(e: &Expr) -> Option<Expr> {
     }
     let mut narrowings = 0;
     let rebuilt = at_wide_type(&narrow, wide, true, true, &mut narrowings)?;
-    (narrowings >= 1).then(|| rebuilt.cast(n).cast(t.elem))
+    if narrowings == 0 {
+        return None;
+    }
+    // Read back at the wide width itself, the narrow bits are extended in place (a mask,
+    // or a shift pair: `u16(select(c, i8(a), saturating_cast<i8>(b)))` of words, fuzz_7_181
+    // of seed 7); wider, the narrow value is extended as its type extends.
+    if wide.bits() == t.elem.bits() {
+        return Some(extended_in_place(&rebuilt, n)?.cast(t.elem));
+    }
+    Some(rebuilt.cast(n).cast(t.elem))
 }
 
 /// `e` (unsigned narrow steps that keep values exact, over narrowings from `wide` and
@@ -612,6 +621,30 @@ mod tests {
         assert_same_lanes_in_a(&e, &f, [0, 26, 27, 171, 172, 255, 256, 0xffff_ffff]);
         // Read back narrower than its widest source, it stays narrow.
         assert_eq!(wrapped_back(&narrow.cast(Elem::I16)), None);
+    }
+
+    #[test]
+    fn a_signed_narrow_result_read_back_at_its_source_width_is_extended_in_place() {
+        // `u16(select(c, i8(a), saturating_cast<i8>(a)))` of words: selected on the words
+        // and sign-extended in place by a shift pair, no narrowing left.
+        let wide = Type::vec(Elem::I16, 8);
+        let a = var("a", wide);
+        let cond =
+            Expr::build(Op::Lt, None, vec![a.clone(), Expr::splat(wide, 3).unwrap()]).unwrap();
+        let sat = Expr::build(
+            Op::SaturatingCast,
+            Some(wide.with_elem(Elem::I8)),
+            vec![a.clone()],
+        )
+        .unwrap();
+        let e = Expr::build(Op::Select, None, vec![cond, a.cast(Elem::I8), sat])
+            .unwrap()
+            .cast(Elem::U16);
+        let f = wrapped_back(&e).expect("read back at the words' width");
+        let ops = crate::ir::visit::post_order(&f);
+        assert!(ops.iter().all(|n| n.ty().elem.bits() != 8), "{f}");
+        assert!(ops.iter().any(|n| matches!(n.op(), Op::Shl)), "{f}");
+        assert_same_lanes_in_a(&e, &f, [0, 127, 128, -128, -129, 255, 3, i16::MIN as i128]);
     }
 
     #[test]
