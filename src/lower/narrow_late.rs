@@ -84,9 +84,9 @@ fn never_narrowed(e: &Expr) -> Option<Expr> {
     if wide.bits() > t.elem.bits() {
         return None;
     }
-    // A lone narrowing of words read back as words stays: AVX2 narrows and widens words per
-    // 128-bit half cheaply, and as a clamp of whole registers fuzz_3_16 of seed 3 (a
-    // stride-3 gather of words) ran 1.04x -> 1.00x, clang gathering whole registers.
+    // A lone narrowing of words read back as words stays, for the per-node strategies to
+    // price (a saturating one is x86's `ClampConvertedBack`): as a whole form it changed
+    // fuzz_3_16 of seed 3 (a stride-3 gather of words) 1.04x -> 1.00x.
     let lone = matches!(narrow.op(), Op::Cast | Op::SaturatingCast);
     if lone && wide.bits() < 32 && t.elem.bits() == wide.bits() {
         return None;
@@ -149,22 +149,7 @@ fn exactly_at_wide_type(e: &Expr, wide: Elem, narrowings: &mut u32) -> Option<Ex
                     return None;
                 }
             }
-            // A select's condition stays as it is: only the values it picks between are
-            // narrow.
-            let kept = usize::from(matches!(e.op(), Op::Select));
-            let args = e
-                .args()
-                .iter()
-                .enumerate()
-                .map(|(i, a)| {
-                    if i < kept {
-                        Some(a.clone())
-                    } else {
-                        exactly_at_wide_type(a, wide, narrowings)
-                    }
-                })
-                .collect::<Option<Vec<_>>>()?;
-            Expr::build(e.op().clone(), None, args).ok()
+            with_values(e, |a| exactly_at_wide_type(a, wide, narrowings))
         }
         _ => {
             let c = e.as_const()?;
@@ -222,6 +207,33 @@ fn extended_in_place(x: &Expr, narrow: Elem) -> Option<Expr> {
     let up = Expr::build(Op::Shl, None, vec![x.cast(signed), shift.clone()]).ok()?;
     let back = Expr::build(Op::Shr, None, vec![up, shift]).ok()?;
     Some(back.cast(from))
+}
+
+/// The operands of `e` that are values: all of them but a select's condition, which is
+/// not narrowed with them.
+fn values(e: &Expr) -> &[Expr] {
+    let condition = usize::from(matches!(e.op(), Op::Select));
+    &e.args()[condition..]
+}
+
+/// `e` rebuilt with `f` of each of its [`values`] (a select's condition stays as it is).
+fn with_values(e: &Expr, mut f: impl FnMut(&Expr) -> Option<Expr>) -> Option<Expr> {
+    let condition = e.args().len() - values(e).len();
+    let mut args = e.args()[..condition].to_vec();
+    for a in values(e) {
+        args.push(f(a)?);
+    }
+    Expr::build(e.op().clone(), None, args).ok()
+}
+
+/// `narrow`, a truncation or saturating narrowing of `x`, as a value of `x`'s type with the
+/// same low bits: `x` itself, or its clamp to the narrow type.
+fn low_bits_of_narrowing(narrow: &Expr) -> Option<Expr> {
+    let x = narrow.arg(0);
+    if matches!(narrow.op(), Op::Cast) {
+        return Some(x.clone());
+    }
+    clamped_to(x, narrow.ty().elem)
 }
 
 /// `narrow`, a truncation or saturating narrowing of a wider value `x`, as the value of
@@ -287,8 +299,7 @@ fn narrowed_from(e: &Expr, through: fn(&Op) -> bool) -> Option<Elem> {
                 }
             }
             // Not through a select's condition, whose narrowings are not its value's.
-            Op::Select if through(x.op()) => stack.extend(x.args()[1..].iter().cloned()),
-            op if through(op) => stack.extend(x.args().iter().cloned()),
+            op if through(op) => stack.extend(values(&x).iter().cloned()),
             _ => {}
         }
     }
@@ -310,11 +321,7 @@ fn at_wide_type(
     match e.op() {
         Op::Cast | Op::SaturatingCast if e.arg(0).ty().elem == wide => {
             *narrowings += 1;
-            let x = e.arg(0);
-            if matches!(e.op(), Op::Cast) {
-                return Some(x.clone());
-            }
-            clamped_to(x, t.elem)
+            low_bits_of_narrowing(e)
         }
         Op::Cast if e.arg(0).ty().elem.bits() == bits => {
             at_wide_type(e.arg(0), wide, through_extensions, read_back, narrowings)
@@ -329,13 +336,7 @@ fn at_wide_type(
                 && e.arg(0).ty().elem.bits() <= wide.bits() =>
         {
             *narrowings += 1;
-            let x = e.arg(0);
-            let value = if matches!(e.op(), Op::Cast) {
-                x.clone()
-            } else {
-                clamped_to(x, t.elem)?
-            };
-            Some(value.cast(wide))
+            Some(low_bits_of_narrowing(e)?.cast(wide))
         }
         // A narrowing from `wide` extended again (`u16(i8(x))` of i32 lanes, fuzz_5_4 of
         // seed 5): the wide value's low bits extended in place, or its clamp, whose wide
@@ -349,22 +350,9 @@ fn at_wide_type(
             *narrowings += 1;
             extension_at_wide_type(e.arg(0))
         }
-        op if is_wrapping_arith(op) => {
-            let kept = usize::from(matches!(op, Op::Select));
-            let args = e
-                .args()
-                .iter()
-                .enumerate()
-                .map(|(i, a)| {
-                    if i < kept {
-                        Some(a.clone())
-                    } else {
-                        at_wide_type(a, wide, through_extensions, read_back, narrowings)
-                    }
-                })
-                .collect::<Option<Vec<_>>>()?;
-            Expr::build(op.clone(), None, args).ok()
-        }
+        op if is_wrapping_arith(op) => with_values(e, |a| {
+            at_wide_type(a, wide, through_extensions, read_back, narrowings)
+        }),
         // An exact unsigned computation (a clamp of a narrowing, fuzz_7_75 of seed 7) has
         // its narrow value at `wide`, low bits and all.
         op if read_back && is_exact_step(op) && !t.elem.is_signed() => {
@@ -389,16 +377,21 @@ mod tests {
         Expr::var(name, ty)
     }
 
+    /// `saturating_cast<elem>(x)`.
+    fn saturated(x: &Expr, elem: Elem) -> Expr {
+        Expr::build(
+            Op::SaturatingCast,
+            Some(x.ty().with_elem(elem)),
+            vec![x.clone()],
+        )
+        .unwrap()
+    }
+
     #[test]
     fn narrow_arithmetic_over_narrowings_is_done_wide_and_computes_the_same_lanes() {
         let wide = Type::vec(Elem::I32, 8);
         let (a, b) = (var("a", wide), var("b", wide));
-        let sat = Expr::build(
-            Op::SaturatingCast,
-            Some(wide.with_elem(Elem::I8)),
-            vec![b.clone()],
-        )
-        .unwrap();
+        let sat = saturated(&b, Elem::I8);
         let diff = Expr::build(Op::Sub, None, vec![a.cast(Elem::I8), sat]).unwrap();
         let e = Expr::build(Op::Xor, None, vec![diff, b.cast(Elem::I8)])
             .unwrap()
@@ -431,13 +424,7 @@ mod tests {
         let a = var("a", wide);
         let sext = a.cast(Elem::I8).cast(Elem::U16);
         let zext = a.cast(Elem::U8).cast(Elem::U16);
-        let sat = Expr::build(
-            Op::SaturatingCast,
-            Some(wide.with_elem(Elem::I8)),
-            vec![a.clone()],
-        )
-        .unwrap()
-        .cast(Elem::U16);
+        let sat = saturated(&a, Elem::I8).cast(Elem::U16);
         let diff = Expr::build(Op::Sub, None, vec![a.cast(Elem::U16), sext]).unwrap();
         let e = Expr::build(
             Op::Add,
@@ -479,12 +466,7 @@ mod tests {
     fn an_exact_narrow_computation_extended_back_is_never_narrowed() {
         let wide = Type::vec(Elem::I16, 8);
         let a = var("a", wide);
-        let sat = Expr::build(
-            Op::SaturatingCast,
-            Some(wide.with_elem(Elem::U8)),
-            vec![a.clone()],
-        )
-        .unwrap();
+        let sat = saturated(&a, Elem::U8);
         let masked = Expr::build(Op::And, None, vec![a.cast(Elem::U8), sat.clone()]).unwrap();
         let five = Expr::splat(wide.with_elem(Elem::U8), 5).unwrap();
         let e = Expr::build(Op::RoundingShr, None, vec![masked, five])
@@ -518,12 +500,7 @@ mod tests {
         let a = var("a", wide);
         let zero = Expr::splat(wide, 0).unwrap();
         let cond = Expr::build(Op::Lt, None, vec![a.clone(), zero]).unwrap();
-        let sat = Expr::build(
-            Op::SaturatingCast,
-            Some(wide.with_elem(Elem::U16)),
-            vec![a.clone()],
-        )
-        .unwrap();
+        let sat = saturated(&a, Elem::U16);
         let picked =
             Expr::build(Op::Select, None, vec![cond.clone(), a.cast(Elem::U16), sat]).unwrap();
         let bound = Expr::splat(wide.with_elem(Elem::U16), 133).unwrap();
@@ -564,12 +541,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let sat = Expr::build(
-            Op::SaturatingCast,
-            Some(wide.with_elem(Elem::U8)),
-            vec![a.clone()],
-        )
-        .unwrap();
+        let sat = saturated(&a, Elem::U8);
         let e = Expr::build(Op::Select, None, vec![cond.clone(), a.cast(Elem::U8), sat])
             .unwrap()
             .cast(Elem::I16);
@@ -592,12 +564,7 @@ mod tests {
         let wide = Type::vec(Elem::U32, 8);
         let a = var("a", wide);
         let words = a.cast(Elem::I16);
-        let sat = Expr::build(
-            Op::SaturatingCast,
-            Some(wide.with_elem(Elem::U8)),
-            vec![a.clone()],
-        )
-        .unwrap();
+        let sat = saturated(&a, Elem::U8);
         let bytes = |c: i128| Expr::splat(wide.with_elem(Elem::U8), c).unwrap();
         let clamp = Expr::build(
             Op::Max,
@@ -631,12 +598,7 @@ mod tests {
         let a = var("a", wide);
         let cond =
             Expr::build(Op::Lt, None, vec![a.clone(), Expr::splat(wide, 3).unwrap()]).unwrap();
-        let sat = Expr::build(
-            Op::SaturatingCast,
-            Some(wide.with_elem(Elem::I8)),
-            vec![a.clone()],
-        )
-        .unwrap();
+        let sat = saturated(&a, Elem::I8);
         let e = Expr::build(Op::Select, None, vec![cond, a.cast(Elem::I8), sat])
             .unwrap()
             .cast(Elem::U16);
