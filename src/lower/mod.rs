@@ -415,11 +415,13 @@ fn selector<'b>(backend: &'b Backend, bounds: Intervals, root: &Expr) -> select:
     } else {
         sel
     };
-    if backend.target.folds_widening_loads() {
+    let mut sel = if backend.target.folds_widening_loads() {
         sel.with_folded_widening_loads()
     } else {
         sel
-    }
+    };
+    sel.note_shared(root);
+    sel
 }
 
 /// Selects instructions for `e` exactly as written: no lifting, no chunking, its variables

@@ -49,6 +49,10 @@ pub struct Selector<'r> {
     /// built for whole sums only, since each part's candidate would be re-read and selected
     /// again as part of the whole's (quadratic in the number of taps).
     inner_sums: IdMap<usize, Expr>,
+    /// Nodes the expressions given to select read more than once: a strategy computing a
+    /// reader of one from the node's own operands saves nothing where the node is
+    /// computed for its other readers anyway.
+    shared: IdSet<usize>,
     /// Operands of additive reductions, which are not split into halves.
     reduced: IdMap<usize, Expr>,
     memo: IdMap<usize, (Expr, Selected)>,
@@ -107,6 +111,7 @@ impl<'r> Selector<'r> {
             memo: IdMap::default(),
             active: IdSet::default(),
             inner_sums: IdMap::default(),
+            shared: IdSet::default(),
             reduced: IdMap::default(),
             costs: DagCosts::new(register_bits, false),
             validation: None,
@@ -190,6 +195,7 @@ impl<'r> Selector<'r> {
     /// form that loses further up still priced its node, and DAG costs are not monotone):
     /// the suite and the fuzz kernels lower to the same C either way.
     pub fn select_trusting(&mut self, e: &Expr) -> Option<Selected> {
+        self.note_shared(e);
         self.trusting = true;
         let s = self.select(e);
         self.trusting = false;
@@ -202,6 +208,19 @@ impl<'r> Selector<'r> {
         used.iter()
             .all(|(node, form)| self.agrees(node, form))
             .then_some(s)
+    }
+
+    /// Notes the nodes `root` reads more than once (by distinct readers or operands), for
+    /// the strategies ([`Context::is_shared`]).
+    pub fn note_shared(&mut self, root: &Expr) {
+        let mut reads: IdMap<usize, u32> = IdMap::default();
+        for n in crate::ir::visit::post_order(root) {
+            for a in n.args() {
+                *reads.entry(a.id()).or_default() += 1;
+            }
+        }
+        self.shared
+            .extend(reads.into_iter().filter(|&(_, r)| r > 1).map(|(id, _)| id));
     }
 
     /// The cheapest implementation of `e`.
@@ -311,6 +330,7 @@ impl<'r> Selector<'r> {
                 register_bits: self.register_bits,
                 instrs: &self.instrs,
                 inner_sums: &self.inner_sums,
+                shared: &self.shared,
                 memos: &mut self.strategy_memos,
             };
             let (proposal, check) = match strategy.propose(e, &mut cx) {

@@ -16,7 +16,7 @@ use super::parts::{HalfOptions, half_memo, parity_memo, sunk_shuffle};
 use crate::ir::instr::InstrTable;
 use crate::ir::{Expr, Op};
 use crate::types::Elem;
-use crate::util::idhash::IdMap;
+use crate::util::idhash::{IdMap, IdSet};
 
 /// A form a strategy proposes for a node.
 #[derive(Clone, Debug)]
@@ -50,6 +50,8 @@ pub struct Context<'s> {
     pub instrs: &'s InstrTable,
     /// Sums that are operands of a larger sum.
     pub(super) inner_sums: &'s IdMap<usize, Expr>,
+    /// Nodes the selected expression reads more than once.
+    pub(super) shared: &'s IdSet<usize>,
     /// Memo tables by (strategy, part), shared by every node of one selection (a DAG
     /// shares operands, and their parts should be shared too).
     pub(super) memos: &'s mut IdMap<(&'static str, u8), IdMap<usize, Expr>>,
@@ -59,6 +61,12 @@ impl Context<'_> {
     /// Whether `e` is an operand of a larger sum (built once, for the whole sum).
     pub fn is_inner_sum(&self, e: &Expr) -> bool {
         self.inner_sums.contains_key(&e.id())
+    }
+
+    /// Whether the expression being selected reads `e` more than once (then `e` is
+    /// computed for its other readers whatever form this reader takes).
+    pub fn is_shared(&self, e: &Expr) -> bool {
+        self.shared.contains(&e.id())
     }
 
     /// The memo table `part` of the strategy `name`, kept for the whole selection.
