@@ -435,11 +435,15 @@ fn deinterleaved_load_cost(
     let Op::Slice { stride, .. } = n.op() else {
         return None;
     };
-    let load = n.arg(0);
+    // A load read as narrower lanes (the low bytes of words) is the same pattern of bytes.
+    let load = match n.arg(0).op() {
+        Op::Reinterpret => n.arg(0).arg(0),
+        _ => n.arg(0),
+    };
     if !matches!(load.op(), Op::Load(..)) || !is_dense(load) {
         return None;
     }
-    let bits = load.ty().elem.bits();
+    let bits = n.ty().elem.bits();
     table
         .iter()
         .find(|d| {
