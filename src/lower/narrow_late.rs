@@ -54,7 +54,7 @@ fn rewrite(e: &Expr, through_extensions: bool, memo: &mut IdMap<usize, Expr>) ->
 fn at_the_end(e: &Expr, through_extensions: bool) -> Option<Expr> {
     let e = &primitive(e);
     let t = e.ty();
-    if t.is_scalar() || !t.elem.is_int() || !is_wrapping_arith(e.op()) {
+    if t.is_scalar() || !t.elem.is_int() || !is_wrapping_arith(e) {
         return None;
     }
     let wide = narrowed_from(e, is_wrapping_arith)?;
@@ -111,7 +111,7 @@ fn wrapped_back(e: &Expr) -> Option<Expr> {
     }
     let narrow = primitive(e.arg(0));
     let n = narrow.ty().elem;
-    if !n.is_int() || t.elem.bits() <= n.bits() || !is_wrapping_arith(narrow.op()) {
+    if !n.is_int() || t.elem.bits() <= n.bits() || !is_wrapping_arith(&narrow) {
         return None;
     }
     let wide = narrowed_from(&narrow, is_wrapping_arith)?;
@@ -141,7 +141,7 @@ fn exactly_at_wide_type(e: &Expr, wide: Elem, narrowings: &mut u32) -> Option<Ex
             *narrowings += 1;
             extension_at_wide_type(e)
         }
-        op if is_exact_step(op) => {
+        _ if is_exact_step(e) => {
             // A shift's amount is a constant within the narrow type's width.
             if matches!(e.op(), Op::Shr | Op::RoundingShr) {
                 let c = e.arg(1).as_const()?;
@@ -251,9 +251,9 @@ fn extension_at_wide_type(narrow: &Expr) -> Option<Expr> {
 /// Whether `op`, on unsigned narrow values, never goes above its operands' largest value,
 /// so that computed on their extensions it gives the extension of its narrow result (a
 /// select picks one of its values).
-fn is_exact_step(op: &Op) -> bool {
+fn is_exact_step(e: &Expr) -> bool {
     matches!(
-        op,
+        e.op(),
         Op::Select
             | Op::And
             | Op::Or
@@ -267,19 +267,24 @@ fn is_exact_step(op: &Op) -> bool {
     )
 }
 
-/// Whether `op` computes each lane's low bits from its operands' low bits alone (a
-/// select's from the values it picks between; its condition stays).
-fn is_wrapping_arith(op: &Op) -> bool {
-    matches!(
-        op,
-        Op::Add | Op::Sub | Op::Mul | Op::And | Op::Or | Op::Xor | Op::Not | Op::Select
-    )
+/// Whether `e` computes each lane's low bits from its operands' low bits alone (a
+/// select's from the values it picks between; its condition stays; a shift left by a
+/// constant within the lane, `saturating_cast<i8>(x) << 3` of fuzz_7_71 of seed 7).
+fn is_wrapping_arith(e: &Expr) -> bool {
+    match e.op() {
+        Op::Add | Op::Sub | Op::Mul | Op::And | Op::Or | Op::Xor | Op::Not | Op::Select => true,
+        Op::Shl => e
+            .arg(1)
+            .as_const()
+            .is_some_and(|c| (0..i128::from(e.ty().elem.bits())).contains(&c)),
+        _ => false,
+    }
 }
 
 /// The widest integer type the narrowings below `e` (through the operations `through`
 /// accepts and casts that keep the width) narrow from (the first found, of equally wide
 /// ones).
-fn narrowed_from(e: &Expr, through: fn(&Op) -> bool) -> Option<Elem> {
+fn narrowed_from(e: &Expr, through: fn(&Expr) -> bool) -> Option<Elem> {
     let bits = e.ty().elem.bits();
     let mut stack = vec![e.clone()];
     let mut widest: Option<Elem> = None;
@@ -299,7 +304,7 @@ fn narrowed_from(e: &Expr, through: fn(&Op) -> bool) -> Option<Elem> {
                 }
             }
             // Not through a select's condition, whose narrowings are not its value's.
-            op if through(op) => stack.extend(values(&x).iter().cloned()),
+            _ if through(&x) => stack.extend(values(&x).iter().cloned()),
             _ => {}
         }
     }
@@ -350,12 +355,12 @@ fn at_wide_type(
             *narrowings += 1;
             extension_at_wide_type(e.arg(0))
         }
-        op if is_wrapping_arith(op) => with_values(e, |a| {
+        _ if is_wrapping_arith(e) => with_values(e, |a| {
             at_wide_type(a, wide, through_extensions, read_back, narrowings)
         }),
         // An exact unsigned computation (a clamp of a narrowing, fuzz_7_75 of seed 7) has
         // its narrow value at `wide`, low bits and all.
-        op if read_back && is_exact_step(op) && !t.elem.is_signed() => {
+        _ if read_back && is_exact_step(e) && !t.elem.is_signed() => {
             exactly_at_wide_type(e, wide, narrowings)
         }
         _ => {
@@ -607,6 +612,31 @@ mod tests {
         assert!(ops.iter().all(|n| n.ty().elem.bits() != 8), "{f}");
         assert!(ops.iter().any(|n| matches!(n.op(), Op::Shl)), "{f}");
         assert_same_lanes_in_a(&e, &f, [0, 127, 128, -128, -129, 255, 3, i16::MIN as i128]);
+    }
+
+    #[test]
+    fn a_shift_left_by_a_constant_within_the_lane_is_wrapping_arithmetic() {
+        // `i32(saturating_cast<i8>(i16(a)) | (saturating_cast<i8>(a) << 3))` of u16 lanes
+        // (fuzz_7_71 of seed 7): read back as i32, clamped, shifted and or-ed in 16 bits, as
+        // clang does, instead of packed to bytes (where x86 has no shift) and widened.
+        let wide = Type::vec(Elem::U16, 8);
+        let a = var("a", wide);
+        let bytes = |c: i128| Expr::splat(wide.with_elem(Elem::I8), c).unwrap();
+        let signed = saturated(&a.cast(Elem::I16), Elem::I8);
+        let shifted = Expr::build(Op::Shl, None, vec![saturated(&a, Elem::I8), bytes(3)]).unwrap();
+        let narrow = Expr::build(Op::Or, None, vec![signed, shifted]).unwrap();
+        let e = narrow.cast(Elem::I32);
+        let f = wrapped_back(&e).expect("a shift by 3 keeps the low bits");
+        let ops = crate::ir::visit::post_order(&f);
+        assert!(
+            ops.iter()
+                .all(|n| !matches!(n.op(), Op::Shl | Op::Or) || n.ty().elem.bits() == 16),
+            "{f}"
+        );
+        assert_same_lanes_in_a(&e, &f, [0, 127, 128, 255, 256, 0x7fff, 0x8000, 0xffff]);
+        // A shift by the lane's width or more is not.
+        let far = Expr::build(Op::Shl, None, vec![saturated(&a, Elem::I8), bytes(8)]).unwrap();
+        assert!(!is_wrapping_arith(&far));
     }
 
     #[test]
