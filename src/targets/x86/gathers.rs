@@ -123,10 +123,8 @@ mod tests {
     use super::*;
     use crate::types::{Elem, Type};
 
-    /// Every third word of 48, gathered by halves, computes the same lanes from the two
-    /// halves of the load.
-    #[test]
-    fn a_register_of_every_third_word_is_two_halves_of_their_own_loads() {
+    /// A dense load of 48 lanes of `elem` at `x`.
+    fn dense_load(elem: Elem) -> Expr {
         let idx = mk_typed(
             Op::Ramp,
             Type::vec(Elem::I32, 48),
@@ -135,11 +133,14 @@ mod tests {
                 Expr::int(Elem::I32, 1).unwrap(),
             ],
         );
-        let load = mk_typed(
-            Op::Load("in".into(), None),
-            Type::vec(Elem::U16, 48),
-            vec![idx],
-        );
+        mk_typed(Op::Load("in".into(), None), Type::vec(elem, 48), vec![idx])
+    }
+
+    /// Every third word of 48, gathered by halves, computes the same lanes from the two
+    /// halves of the load.
+    #[test]
+    fn a_register_of_every_third_word_is_two_halves_of_their_own_loads() {
+        let load = dense_load(Elem::U16);
         let e = mk_typed(
             Op::Slice {
                 start: 1,
@@ -172,19 +173,7 @@ mod tests {
     /// A truncation of every third word to bytes is every sixth byte of the same load.
     #[test]
     fn the_low_bytes_of_every_third_word_are_every_sixth_byte() {
-        let idx = mk_typed(
-            Op::Ramp,
-            Type::vec(Elem::I32, 48),
-            vec![
-                Expr::var("x", Type::INDEX),
-                Expr::int(Elem::I32, 1).unwrap(),
-            ],
-        );
-        let load = mk_typed(
-            Op::Load("in".into(), None),
-            Type::vec(Elem::I16, 48),
-            vec![idx],
-        );
+        let load = dense_load(Elem::I16);
         for (start, to) in [(0, Elem::U8), (2, Elem::I8)] {
             let gather = mk_typed(
                 Op::Slice { start, stride: 3 },
