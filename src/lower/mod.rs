@@ -371,6 +371,10 @@ fn lower_shared<'b>(
             });
         }
         let sh = shared.as_mut().expect("set above");
+        if reusable {
+            // A selector built for another chunk knows that chunk's shared nodes only.
+            sh.selector.note_shared(&prepared.chunk);
+        }
         let s = match sh.selector.select_trusting(&prepared.chunk) {
             Some(s) => s,
             None => {

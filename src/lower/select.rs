@@ -195,7 +195,6 @@ impl<'r> Selector<'r> {
     /// form that loses further up still priced its node, and DAG costs are not monotone):
     /// the suite and the fuzz kernels lower to the same C either way.
     pub fn select_trusting(&mut self, e: &Expr) -> Option<Selected> {
-        self.note_shared(e);
         self.trusting = true;
         let s = self.select(e);
         self.trusting = false;

@@ -63,9 +63,6 @@ impl Strategy for TruncatedStridedWords {
 /// `e`, a truncation to bytes of a stride-3 slice of a dense load of words, as the slice
 /// of the load's bytes that are those words' low bytes (little-endian lanes).
 fn low_bytes_gathered(e: &Expr) -> Option<Expr> {
-    if !matches!(e.op(), Op::Cast) || e.ty().is_scalar() || e.ty().elem.bits() != 8 {
-        return None;
-    }
     let gather = e.arg(0);
     let Op::Slice { start, stride: 3 } = *gather.op() else {
         return None;
