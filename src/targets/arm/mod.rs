@@ -102,6 +102,10 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
             Arc::new(crate::lower::macc::MultiplyAccumulateChain),
             Arc::new(strategy::WidenInSteps { below_bits: 64 }),
         ],
+        strategy::OptionalStrategies {
+            zero_extensions_read_as_signed: true,
+            pairwise_multiply_adds: true,
+        },
     )
 }
 

@@ -118,7 +118,8 @@ pub const RVV: Registration = Registration {
 /// RISC-V's selection strategies: the generic ones, with values wider than a register
 /// group split into registers and halves (down to a half register), strided slices split
 /// into slices of half-loads (each one segment load), and sums of weighted taps as chains
-/// of widening multiply-accumulates by scalars (`vwmacc.vx`, `vwmaccsu.vx`).
+/// of widening multiply-accumulates by scalars (`vwmacc.vx`, `vwmaccsu.vx`). Not the
+/// optional generic ones: they changed no RISC-V code and cost selection time.
 fn strategies() -> Vec<Arc<dyn Strategy>> {
     strategy::with_generic(
         Some(SplitWide {
@@ -127,6 +128,10 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
         }),
         Vec::new(),
         vec![Arc::new(MultiplyAccumulateChain)],
+        strategy::OptionalStrategies {
+            zero_extensions_read_as_signed: false,
+            pairwise_multiply_adds: false,
+        },
     )
 }
 

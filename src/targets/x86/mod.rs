@@ -148,6 +148,10 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
             Arc::new(gathers::TruncatedStridedWords),
             Arc::new(gathers::StridedWordsByHalves),
         ],
+        strategy::OptionalStrategies {
+            zero_extensions_read_as_signed: true,
+            pairwise_multiply_adds: true,
+        },
     )
 }
 
