@@ -14,11 +14,10 @@
 
 use std::time::Instant;
 
-/// The allocator of the `harrow` binary, so the figures are the CLI's.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+include!("../src/main/allocator.rs");
 
 fn main() {
+    keep_freed_memory_a_while();
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benchmarks");
     let reps: usize = std::env::var("HARROW_BENCH_REPS")
         .ok()

@@ -2,10 +2,7 @@
 
 use std::io::Write;
 
-/// Compiling builds and drops many small hash-consed nodes; mimalloc's thread-local free
-/// lists serve them faster than the system allocator.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+include!("main/allocator.rs");
 
 /// Writes `text` to standard output. A reader that went away (`harrow ... | head`) ends
 /// the program quietly, as other command-line tools do, instead of a panic.
@@ -21,6 +18,7 @@ fn print_out(text: &str) {
 }
 
 fn main() {
+    keep_freed_memory_a_while();
     let cli = harrow::cli::parse_args();
     match harrow::cli::run(cli) {
         Ok(out) => print_out(&out),
