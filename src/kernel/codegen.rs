@@ -362,7 +362,28 @@ impl Builder<'_> {
 /// computed signed (`lift::wrapping_in_signed`), each at its candidate widths
 /// ([`candidate_lanes`]).
 pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
-    compile_variants(k, backend, width, true)
+    compile_variants(k, backend, width, Widths::All)
+}
+
+/// [`compile_best`] for a kernel compiled alone (nothing else compiles beside it): the
+/// kernel's own body at its wider widths starts beside every body's first width, so the
+/// two longest selections of a long kernel run side by side (x86 depthwise_conv: its
+/// 16- and 32-lane selections, 104 ms -> 77 ms on two cores). If the body turns out far
+/// behind, those widths were compiled for nothing; beside other compiles (the parts of a
+/// line-buffered plan) they only slow them down.
+pub fn compile_best_alone(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
+    compile_variants(k, backend, width, Widths::AllStartingEarly)
+}
+
+/// Which candidate widths [`compile_variants`] compiles.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Widths {
+    /// Each body's first only.
+    First,
+    /// Each body's first, then the other widths of those not far behind.
+    All,
+    /// As `All`, with the kernel's own body's other widths started beside the first ones.
+    AllStartingEarly,
 }
 
 /// [`compile_best`] with each body at its first candidate width only: the code for
@@ -370,7 +391,7 @@ pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compil
 /// (`line_buffer::choose`). The wider widths of a long body are most of a compile's time
 /// (a 7x7 stencil inlined at four registers a value) and pay off only on wide rows.
 pub fn compile_first_width(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
-    compile_variants(k, backend, width, false)
+    compile_variants(k, backend, width, Widths::First)
 }
 
 /// The body with bounded operations narrowed (the variant of [`compile_best`] that is
@@ -413,7 +434,7 @@ fn body_variants(k: &Kernel) -> Vec<Kernel> {
     bodies
 }
 
-fn compile_variants(k: &Kernel, backend: &Backend, width: Option<u32>, wider: bool) -> Compiled {
+fn compile_variants(k: &Kernel, backend: &Backend, width: Option<u32>, widths: Widths) -> Compiled {
     use rayon::prelude::*;
     let target = backend.target.as_ref();
     // Every variant starts from the kernel with its trivial identities folded, as clang
@@ -423,11 +444,30 @@ fn compile_variants(k: &Kernel, backend: &Backend, width: Option<u32>, wider: bo
     // Each body at its first candidate width, side by side; then the bodies that lowered
     // to new code, and are not far behind, at their other widths (a narrower body gains
     // most from a wider vector, so a body behind at the first width may still win; the
-    // largest reversal seen is a body 18% behind).
-    let first: Vec<Compiled> = bodies
-        .par_iter()
-        .map(|v| compile(v, backend, candidate_lanes(v, target, width)[0]))
-        .collect();
+    // largest reversal seen is a body 18% behind). Compiled alone, the kernel's own body,
+    // almost always among those, starts its other widths beside the first ones (dropped if
+    // it is far behind after all).
+    let wider = widths != Widths::First;
+    let own_wider = |bodies: &[Kernel]| -> Vec<(u32, Compiled)> {
+        if widths != Widths::AllStartingEarly {
+            return Vec::new();
+        }
+        let lanes = candidate_lanes(&bodies[0], target, width);
+        lanes
+            .into_par_iter()
+            .skip(1)
+            .map(|l| (l, compile(&bodies[0], backend, l)))
+            .collect()
+    };
+    let (first, mut own_wider): (Vec<Compiled>, Vec<(u32, Compiled)>) = rayon::join(
+        || {
+            bodies
+                .par_iter()
+                .map(|v| compile(v, backend, candidate_lanes(v, target, width)[0]))
+                .collect()
+        },
+        || own_wider(&bodies),
+    );
     let floor = first.iter().map(per_lane).fold(f64::INFINITY, f64::min);
     let wider: Vec<(usize, u32)> = first
         .iter()
@@ -440,9 +480,30 @@ fn compile_variants(k: &Kernel, backend: &Backend, width: Option<u32>, wider: bo
             lanes.into_iter().skip(1).map(move |l| (i, l))
         })
         .collect();
-    let wider: Vec<Compiled> = wider
+    let missing: Vec<(usize, u32)> = wider
+        .iter()
+        .filter(|&&(i, l)| i != 0 || !own_wider.iter().any(|(m, _)| *m == l))
+        .copied()
+        .collect();
+    let mut compiled: Vec<Option<Compiled>> = missing
         .par_iter()
-        .map(|&(i, lanes)| compile(&bodies[i], backend, lanes))
+        .map(|&(i, lanes)| Some(compile(&bodies[i], backend, lanes)))
+        .collect();
+    let wider: Vec<Compiled> = wider
+        .iter()
+        .map(|&(i, l)| {
+            let at = own_wider.iter().position(|(m, _)| i == 0 && *m == l);
+            match at {
+                Some(at) => own_wider.swap_remove(at).1,
+                None => {
+                    let at = missing
+                        .iter()
+                        .position(|&m| m == (i, l))
+                        .expect("compiled above");
+                    compiled[at].take().expect("taken once")
+                }
+            }
+        })
         .collect();
     // The first cheapest, in the order above, so the choice does not depend on scheduling.
     first

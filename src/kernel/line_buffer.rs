@@ -352,7 +352,7 @@ impl Plan {
 pub fn choose(k: &Kernel, backend: &Backend, width: Option<u32>) -> Plan {
     use rayon::prelude::*;
     let Some(lbs) = plan(k) else {
-        return Plan::Direct(codegen::compile_best(k, backend, width));
+        return Plan::Direct(codegen::compile_best_alone(k, backend, width));
     };
     let (narrowed, staged) = rayon::join(
         || codegen::compile_narrowed(k, backend, width),
