@@ -838,3 +838,31 @@ fn float_commands_compile_check_and_refuse_bad_c() {
     assert!(err.contains("no instructions for hvx"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_binary_keeps_freed_memory_a_second_unless_the_environment_says_otherwise() {
+    // mimalloc prints each option as it reads it when verbose.
+    let run = |delay: Option<&str>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"));
+        cmd.args([
+            "compile",
+            "benchmarks/add.hk",
+            "--target",
+            "x86-avx2",
+            "--emit",
+            "c",
+        ])
+        .env("MIMALLOC_VERBOSE", "1")
+        .env_remove("MIMALLOC_PURGE_DELAY");
+        if let Some(d) = delay {
+            cmd.env("MIMALLOC_PURGE_DELAY", d);
+        }
+        let out = cmd.output().expect("harrow runs");
+        assert!(out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let default = run(None);
+    assert!(default.contains("option 'purge_delay': 1000 "), "{default}");
+    let set = run(Some("10"));
+    assert!(set.contains("option 'purge_delay': 10 "), "{set}");
+}

@@ -237,3 +237,21 @@ fn arm_instruction_choices() {
     expect_test::expect_file!["golden/lower/arm-neon.out"]
         .assert_eq(&listing_of("arm-neon", ARM_CASES));
 }
+
+#[test]
+fn only_x86_and_arm_take_the_optional_generic_strategies() {
+    // HVX and RISC-V instructions read neither form; offered, they were three quarters of
+    // HVX depthwise_conv's selection.
+    for (target, takes) in [
+        ("x86-avx2", true),
+        ("arm-neon", true),
+        ("hvx", false),
+        ("riscv-v", false),
+    ] {
+        let backend = harrow::targets::backend(target).expect("registered target");
+        let names: Vec<&str> = backend.strategies.iter().map(|s| s.name()).collect();
+        for optional in ["zero extensions read as signed", "pairwise multiply-adds"] {
+            assert_eq!(names.contains(&optional), takes, "{target}: {names:?}");
+        }
+    }
+}
