@@ -459,7 +459,7 @@ fn compile_variants(k: &Kernel, backend: &Backend, width: Option<u32>, widths: W
             .map(|l| (l, compile(&bodies[0], backend, l)))
             .collect()
     };
-    let (first, mut own_wider): (Vec<Compiled>, Vec<(u32, Compiled)>) = rayon::join(
+    let (first, own_wider): (Vec<Compiled>, Vec<(u32, Compiled)>) = rayon::join(
         || {
             bodies
                 .par_iter()
@@ -480,30 +480,23 @@ fn compile_variants(k: &Kernel, backend: &Backend, width: Option<u32>, widths: W
             lanes.into_iter().skip(1).map(move |l| (i, l))
         })
         .collect();
+    // Those started early are taken as they are; the others are compiled now.
+    let mut done: std::collections::HashMap<(usize, u32), Compiled> =
+        own_wider.into_iter().map(|(l, c)| ((0, l), c)).collect();
     let missing: Vec<(usize, u32)> = wider
         .iter()
-        .filter(|&&(i, l)| i != 0 || !own_wider.iter().any(|(m, _)| *m == l))
+        .filter(|k| !done.contains_key(k))
         .copied()
         .collect();
-    let mut compiled: Vec<Option<Compiled>> = missing
-        .par_iter()
-        .map(|&(i, lanes)| Some(compile(&bodies[i], backend, lanes)))
-        .collect();
+    done.extend(
+        missing
+            .into_par_iter()
+            .map(|(i, lanes)| ((i, lanes), compile(&bodies[i], backend, lanes)))
+            .collect::<Vec<_>>(),
+    );
     let wider: Vec<Compiled> = wider
         .iter()
-        .map(|&(i, l)| {
-            let at = own_wider.iter().position(|(m, _)| i == 0 && *m == l);
-            match at {
-                Some(at) => own_wider.swap_remove(at).1,
-                None => {
-                    let at = missing
-                        .iter()
-                        .position(|&m| m == (i, l))
-                        .expect("compiled above");
-                    compiled[at].take().expect("taken once")
-                }
-            }
-        })
+        .map(|k| done.remove(k).expect("compiled above"))
         .collect();
     // The first cheapest, in the order above, so the choice does not depend on scheduling.
     first
