@@ -373,7 +373,8 @@ fn row_sums_take_loads_from_the_previous_chunk_where_loads_bound_them() {
     assert!(!c.contains("_prev"), "{c}");
 }
 
-/// On Arm, a row's main loop counts its iterations; the rows a product reads are pinned
+/// On Arm, a row's main loop counts its iterations (past eight rows of one chunk an
+/// iteration, it steps one offset instead); the rows a product reads are pinned
 /// in registers of their own (clang's loop strength reduction otherwise adds the stride
 /// before each load) where the target has the registers (Arm: 31), up to a limit; x86 and
 /// RISC-V keep the stepped loop and unpinned rows. The code is right at widths around the
@@ -397,6 +398,20 @@ fn arm_rows_loops_are_counted_and_row_pointers_pinned() {
     assert!(built.c.contains("hv_steps = e0 / "), "{}", built.c);
     for extents in [[16, 1], [17, 3], [95, 2], [200, 5]] {
         assert_runs_correctly(&six, &arm, &built.c, built.lanes, &extents);
+    }
+    // Thirteen rows, one chunk an iteration: more pointers than clang steps, so the loop
+    // steps one offset that every row's load takes as its index.
+    let thirteen = kernel_of(
+        "input a: u8[2]\ninput b: i8[2]\nrdom k = 0..13\noutput out(x, y): i16 = sum(k, i16(a(k, y)) * i16(b(x, k)))\n",
+    );
+    let built = kernel::c_file::build(&thirteen, &arm, None);
+    assert!(
+        built.c.contains("hv_off < hv_end") && !built.c.contains("hv_steps"),
+        "{}",
+        built.c
+    );
+    for extents in [[16, 1], [17, 3], [95, 2], [200, 5]] {
+        assert_runs_correctly(&thirteen, &arm, &built.c, built.lanes, &extents);
     }
     let c = kernel::c_file::build(&thirty, &arm, None).c;
     assert!(!c.contains("HV_PIN(b_"), "31 rows would spill:\n{c}");
