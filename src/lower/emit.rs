@@ -152,9 +152,8 @@ pub struct FnWriter<'t> {
     value_uses: HashSet<usize>,
     /// Deinterleaving loads emitted, by the dense load they replace.
     deinterleaved_loads: HashMap<usize, String>,
-    /// Loads taken from the previous chunk's load of their row, by load: the anchor and
-    /// the shift (`super::neighbours`).
-    from_previous_chunk: HashMap<usize, (Expr, u32)>,
+    /// Loads taken from neighbouring loads of their row, by load (`super::neighbours`).
+    from_previous_chunk: HashMap<usize, super::neighbours::NeighbourLoad>,
     /// The variables carried from one chunk to the next: `(C type, previous, current)`.
     carried: Vec<(String, String, String)>,
     /// The widest splat of each scalar among the nodes scanned, by the scalar.
@@ -181,12 +180,12 @@ impl<'t> FnWriter<'t> {
         }
     }
 
-    /// Takes `loads` from the previous chunk of a loop over consecutive chunks (the first
-    /// chunk, at chunk position 0, loads them): see [`super::neighbours`].
+    /// Takes `loads` from neighbouring loads of a loop over consecutive chunks (where that
+    /// is the previous chunk's, the first chunk, at chunk position 0, loads them): see
+    /// [`super::neighbours`].
     pub fn take_from_previous_chunk(&mut self, loads: &[super::neighbours::NeighbourLoad]) {
         for n in loads {
-            self.from_previous_chunk
-                .insert(n.load.id(), (n.anchor.clone(), n.shift));
+            self.from_previous_chunk.insert(n.load.id(), n.clone());
         }
     }
 
@@ -277,8 +276,9 @@ impl<'t> FnWriter<'t> {
             let outer = std::mem::replace(&mut self.in_index, true);
             self.value(position);
             self.in_index = outer;
-            if let Some((anchor, _)) = self.from_previous_chunk.get(&e.id()).cloned() {
-                self.value(&anchor);
+            if let Some(n) = self.from_previous_chunk.get(&e.id()).cloned() {
+                self.value(&n.anchor);
+                self.value(&n.before);
             }
         } else {
             for a in e.args() {
@@ -325,26 +325,32 @@ impl<'t> FnWriter<'t> {
         Some(name)
     }
 
-    /// The C of a load `v` taken from the previous chunk's `anchor` (`shift` lanes further
-    /// on), or by `load` in the loop's first chunk.
-    fn load_from_previous_chunk(
+    /// The C of a load `v` taken from its neighbours (`load` loads it where the load
+    /// before the anchor is the previous chunk's, in the loop's first chunk).
+    fn load_from_neighbours(
         &mut self,
         ct: &str,
         v: &str,
         load: &str,
-        anchor: &Expr,
-        shift: u32,
+        neighbour: &super::neighbours::NeighbourLoad,
         lanes: u32,
     ) -> String {
-        let current = self.name(anchor);
-        let previous = format!("{current}_prev");
-        if !self.carried.iter().any(|(_, p, _)| *p == previous) {
-            self.carried
-                .push((ct.to_string(), previous.clone(), current.clone()));
-        }
-        let lanes_taken: Vec<String> = (lanes - shift..2 * lanes - shift)
+        let current = self.name(&neighbour.anchor);
+        let lanes_taken: Vec<String> = (lanes - neighbour.shift..2 * lanes - neighbour.shift)
             .map(|i| i.to_string())
             .collect();
+        let before = self.name(&neighbour.before);
+        if !neighbour.before_from_previous_chunk {
+            return format!(
+                "{ct} {v} = __builtin_shufflevector({before}, {current}, {});",
+                lanes_taken.join(", ")
+            );
+        }
+        let previous = format!("{before}_prev");
+        if !self.carried.iter().any(|(_, p, _)| *p == previous) {
+            self.carried
+                .push((ct.to_string(), previous.clone(), before.clone()));
+        }
         format!(
             "{ct} {v}; if ({} == 0) {{ {load} }} else {{ {v} = __builtin_shufflevector({previous}, {current}, {}); }}",
             super::prepare::CHUNK_VAR,
@@ -461,9 +467,8 @@ impl<'t> FnWriter<'t> {
                             format!("__builtin_memcpy(&{v}, {src}, {n} * sizeof({b}[0]));")
                         });
                     match self.from_previous_chunk.get(&e.id()).cloned() {
-                        Some((anchor, shift)) => {
-                            let text =
-                                self.load_from_previous_chunk(&ct, &v, &load, &anchor, shift, n);
+                        Some(neighbour) => {
+                            let text = self.load_from_neighbours(&ct, &v, &load, &neighbour, n);
                             self.line(&text);
                         }
                         None => self.line(&format!("{ct} {v}; {load}")),
