@@ -341,41 +341,36 @@ impl<'a> Emitter<'a> {
     /// the position set after it, so that nothing but a count or an offset and the
     /// pointers lives across iterations (`Target::counted_row_loops`).
     fn counted_row_loop(&mut self, indent: usize, pos: &str, step: u32, chunk: u32, paired: bool) {
-        self.line(indent, "{");
-        if step > chunk || self.row_pointers() <= MOST_STEPPED_ROWS {
+        // (the end, the loop's head, the position in an iteration, the position after)
+        let (end, head, at, after) = if step > chunk || self.row_pointers() <= MOST_STEPPED_ROWS {
             // Counted down, clang steps each row's pointer (several chunks an iteration
             // reached by immediate offsets).
-            self.line(
-                indent + 4,
-                &format!("const int32_t hv_steps = e0 / {step};"),
-            );
-            self.line(
-                indent + 4,
-                "for (int32_t hv_step = 0; hv_step < hv_steps; hv_step++) {",
-            );
-            self.line(indent + 8, &format!("{pos} = hv_step * {step};"));
-            self.output_chunks(indent + 8, pos, step, paired);
-            self.line(indent + 4, "}");
-            self.line(indent + 4, &format!("{pos} = hv_steps * {step};"));
+            (
+                format!("const int32_t hv_steps = e0 / {step};"),
+                "for (int32_t hv_step = 0; hv_step < hv_steps; hv_step++) {".to_string(),
+                format!("{pos} = hv_step * {step};"),
+                format!("{pos} = hv_steps * {step};"),
+            )
         } else {
             // One chunk an iteration over more rows than clang steps pointers for: a
             // pointer-sized offset stepping by the lanes, which every row's load takes as
             // its index. From a count clang derived each element size's offset anew (a
             // shift for the byte loads, another for the 16-bit store: 71 instructions an
             // iteration of a 13-row product where clang -O3's own loop takes 69).
-            self.line(
-                indent + 4,
-                &format!("const ptrdiff_t hv_end = (ptrdiff_t)(e0 / {step}) * {step};"),
-            );
-            self.line(
-                indent + 4,
-                &format!("for (ptrdiff_t hv_off = 0; hv_off < hv_end; hv_off += {step}) {{"),
-            );
-            self.line(indent + 8, &format!("{pos} = (int32_t)hv_off;"));
-            self.output_chunks(indent + 8, pos, step, paired);
-            self.line(indent + 4, "}");
-            self.line(indent + 4, &format!("{pos} = (int32_t)hv_end;"));
-        }
+            (
+                format!("const ptrdiff_t hv_end = (ptrdiff_t)(e0 / {step}) * {step};"),
+                format!("for (ptrdiff_t hv_off = 0; hv_off < hv_end; hv_off += {step}) {{"),
+                format!("{pos} = (int32_t)hv_off;"),
+                format!("{pos} = (int32_t)hv_end;"),
+            )
+        };
+        self.line(indent, "{");
+        self.line(indent + 4, &end);
+        self.line(indent + 4, &head);
+        self.line(indent + 8, &at);
+        self.output_chunks(indent + 8, pos, step, paired);
+        self.line(indent + 4, "}");
+        self.line(indent + 4, &after);
         self.line(indent, "}");
     }
 
