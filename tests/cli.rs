@@ -560,19 +560,25 @@ fn compile_explain_says_how_uncovered_nodes_are_written() {
     );
 }
 
+/// The command `harrow compile benchmarks/add.hk --target x86-avx2 --emit c`.
+fn compile_add_to_c() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"));
+    cmd.args([
+        "compile",
+        "benchmarks/add.hk",
+        "--target",
+        "x86-avx2",
+        "--emit",
+        "c",
+    ]);
+    cmd
+}
+
 /// Output into a pipe whose reader has gone (`harrow ... | head -1`) ends the program
 /// quietly: no panic message, exit status 0.
 #[test]
 fn closed_output_pipe_is_not_a_panic() {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"))
-        .args([
-            "compile",
-            "benchmarks/add.hk",
-            "--target",
-            "x86-avx2",
-            "--emit",
-            "c",
-        ])
+    let mut child = compile_add_to_c()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -843,17 +849,9 @@ fn float_commands_compile_check_and_refuse_bad_c() {
 fn the_binary_keeps_freed_memory_a_second_unless_the_environment_says_otherwise() {
     // mimalloc prints each option as it reads it when verbose.
     let run = |delay: Option<&str>| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_harrow"));
-        cmd.args([
-            "compile",
-            "benchmarks/add.hk",
-            "--target",
-            "x86-avx2",
-            "--emit",
-            "c",
-        ])
-        .env("MIMALLOC_VERBOSE", "1")
-        .env_remove("MIMALLOC_PURGE_DELAY");
+        let mut cmd = compile_add_to_c();
+        cmd.env("MIMALLOC_VERBOSE", "1")
+            .env_remove("MIMALLOC_PURGE_DELAY");
         if let Some(d) = delay {
             cmd.env("MIMALLOC_PURGE_DELAY", d);
         }

@@ -220,7 +220,7 @@ impl<'a> Emitter<'a> {
         // chunk (`crate::lower::neighbours`).
         if n > lanes && self.target.derives_neighbour_loads() {
             let roots: Vec<_> = parts.iter().map(|(l, _)| l.selected.clone()).collect();
-            w.take_from_previous_chunk(&crate::lower::neighbours::neighbour_loads(&roots, lanes));
+            w.take_from_neighbours(&crate::lower::neighbours::neighbour_loads(&roots, lanes));
         }
         let results: Vec<String> = parts.iter().map(|(l, _)| w.value(&l.selected)).collect();
         let body = w.take_body();

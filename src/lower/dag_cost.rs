@@ -322,11 +322,9 @@ impl DagCosts {
             let info = &self.nodes[&a.id()];
             info.constant || info.invariant
         };
-        match n.op() {
-            Op::Var(_) => false,
-            Op::Load(..) => n.ty().is_scalar() && n.args().iter().all(operand),
-            _ => !n.args().is_empty() && n.args().iter().all(operand),
-        }
+        // (A leaf without operands, a variable, is never invariant.)
+        let scalar_or_not_a_load = n.ty().is_scalar() || !matches!(n.op(), Op::Load(..));
+        scalar_or_not_a_load && !n.args().is_empty() && n.args().iter().all(operand)
     }
 
     /// The cost of `n` (the `index`-th node priced), whose operands are priced, and its list.

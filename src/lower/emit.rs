@@ -153,7 +153,7 @@ pub struct FnWriter<'t> {
     /// Deinterleaving loads emitted, by the dense load they replace.
     deinterleaved_loads: HashMap<usize, String>,
     /// Loads taken from neighbouring loads of their row, by load (`super::neighbours`).
-    from_previous_chunk: HashMap<usize, super::neighbours::NeighbourLoad>,
+    from_neighbours: HashMap<usize, super::neighbours::NeighbourLoad>,
     /// The variables carried from one chunk to the next: `(C type, previous, current)`.
     carried: Vec<(String, String, String)>,
     /// The widest splat of each scalar among the nodes scanned, by the scalar.
@@ -174,7 +174,7 @@ impl<'t> FnWriter<'t> {
             scanned: HashSet::new(),
             value_uses: HashSet::new(),
             deinterleaved_loads: HashMap::new(),
-            from_previous_chunk: HashMap::new(),
+            from_neighbours: HashMap::new(),
             carried: Vec::new(),
             widest_splat: HashMap::new(),
         }
@@ -183,9 +183,9 @@ impl<'t> FnWriter<'t> {
     /// Takes `loads` from neighbouring loads of a loop over consecutive chunks (where that
     /// is the previous chunk's, the first chunk, at chunk position 0, loads them): see
     /// [`super::neighbours`].
-    pub fn take_from_previous_chunk(&mut self, loads: &[super::neighbours::NeighbourLoad]) {
+    pub fn take_from_neighbours(&mut self, loads: &[super::neighbours::NeighbourLoad]) {
         for n in loads {
-            self.from_previous_chunk.insert(n.load.id(), n.clone());
+            self.from_neighbours.insert(n.load.id(), n.clone());
         }
     }
 
@@ -276,7 +276,7 @@ impl<'t> FnWriter<'t> {
             let outer = std::mem::replace(&mut self.in_index, true);
             self.value(position);
             self.in_index = outer;
-            if let Some(n) = self.from_previous_chunk.get(&e.id()).cloned() {
+            if let Some(n) = self.from_neighbours.get(&e.id()).cloned() {
                 self.value(&n.anchor);
                 self.value(&n.before);
             }
@@ -466,7 +466,7 @@ impl<'t> FnWriter<'t> {
                         .unwrap_or_else(|| {
                             format!("__builtin_memcpy(&{v}, {src}, {n} * sizeof({b}[0]));")
                         });
-                    match self.from_previous_chunk.get(&e.id()).cloned() {
+                    match self.from_neighbours.get(&e.id()).cloned() {
                         Some(neighbour) => {
                             let text = self.load_from_neighbours(&ct, &v, &load, &neighbour, n);
                             self.line(&text);
