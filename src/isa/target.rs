@@ -187,6 +187,12 @@ pub trait Target: Send + Sync {
     fn narrows_in_one_instruction(&self) -> bool {
         false
     }
+    /// Whether a generic select of lanes narrower than the comparison it selects by costs
+    /// the narrowing of the comparison's mask too (`xtn` on Arm). Arm only: priced on x86
+    /// and HVX, kernels ran slower (fuzz_7_149 of seed 7 on HVX: 6.0x -> 0.74x clang -O3).
+    fn narrows_select_masks(&self) -> bool {
+        false
+    }
     /// Whether lowering also costs narrow arithmetic over several narrowings of one wider
     /// type done at that type and narrowed once (`lower::narrow_late`). Listed by the
     /// targets where it was measured faster (x86, HVX): on RISC-V its cheaper estimate
@@ -204,6 +210,15 @@ pub trait Target: Send + Sync {
     /// it cost fuzz_5_4 7.88x -> 5.71x packets, its narrow form there being as cheap as the
     /// shifts.
     fn narrows_late_through_extensions(&self) -> bool {
+        false
+    }
+    /// Whether lowering, where it does not narrow late as a whole (`narrows_late`), costs
+    /// selects between narrowings of the type their condition compares done at that type
+    /// and narrowed once (`lower::narrow_late::selects_narrowed_once_at_the_end`). Arm
+    /// only, where clang folds a narrow select's masks into the narrowings and loses the
+    /// bit-select (fuzz_7_181 of seed 7: 0.90x -> 1.04x clang -O3 in executed
+    /// instructions, with `narrows_select_masks`).
+    fn narrows_selects_late(&self) -> bool {
         false
     }
     /// Strided slices of dense loads that the C compiler lowers otherwise than the generic

@@ -269,6 +269,8 @@ pub fn lower(e: &Expr, backend: &Backend) -> Lowered {
             &plain.lifted,
             backend.target.narrows_late_through_extensions(),
         )
+    } else if backend.target.narrows_selects_late() {
+        narrow_late::selects_narrowed_once_at_the_end(&plain.lifted)
     } else {
         plain.lifted.clone()
     };
@@ -407,18 +409,22 @@ fn lower_shared<'b>(
     }
 }
 
+/// How `target`'s C compiler departs from the generic estimate of generic operations.
+pub fn generic_pricing(target: &dyn crate::isa::target::Target) -> select::GenericPricing {
+    select::GenericPricing {
+        one_step_narrowing: target.narrows_in_one_instruction(),
+        narrowed_select_masks: target.narrows_select_masks(),
+    }
+}
+
 /// The selector `backend` lowers with, with `bounds` for predicates, validating checked
 /// proposals on random inputs to `root`.
 fn selector<'b>(backend: &'b Backend, bounds: Intervals, root: &Expr) -> select::Selector<'b> {
     let sel = select::Selector::new(&backend.rules, backend.target.register_bits(), bounds)
         .with_strategies(backend.strategies.clone(), backend.instrs.clone())
         .with_deinterleaved_loads(backend.target.deinterleaved_loads())
-        .with_validation_inputs(root);
-    let sel = if backend.target.narrows_in_one_instruction() {
-        sel.with_one_step_narrowing()
-    } else {
-        sel
-    };
+        .with_validation_inputs(root)
+        .with_pricing(generic_pricing(&*backend.target));
     let mut sel = if backend.target.folds_widening_loads() {
         sel.with_folded_widening_loads()
     } else {

@@ -20,29 +20,54 @@ use crate::util::idhash::IdMap;
 /// wider type computed at that type and narrowed once; `e` itself where there is none.
 /// With `through_extensions`, a narrowing extended again counts as one, extended in place.
 pub fn narrowed_once_at_the_end(e: &Expr, through_extensions: bool) -> Expr {
-    let mut memo = IdMap::default();
-    rewrite(e, through_extensions, &mut memo)
+    let scope = Scope {
+        through_extensions,
+        selects_only: false,
+    };
+    rewrite(e, scope, &mut IdMap::default())
 }
 
-/// [`narrowed_once_at_the_end`] below `e`, top-down so that each rewritten computation is
-/// the largest one.
-fn rewrite(e: &Expr, through_extensions: bool, memo: &mut IdMap<usize, Expr>) -> Expr {
+/// [`narrowed_once_at_the_end`] for selects only: a select between narrowings of the type
+/// its condition compares, with the computations below it, done at that type.
+///
+/// Narrow, the condition's mask must be narrowed too, and where the arms are narrowings
+/// clang folds the select's masking into them (`and` of the wide value, then `xtn`) and
+/// no longer forms one bit-select: Arm's fuzz_7_181 of seed 7 (a select of an `i8`
+/// truncation and a saturating one of i16 lanes, by an i16 comparison) ran at 0.90x clang
+/// -O3, which selects at 16 bits. Other narrow arithmetic stays narrow there: done wide
+/// as a whole it ran slower on Arm (docs/kernels.md).
+pub fn selects_narrowed_once_at_the_end(e: &Expr) -> Expr {
+    let scope = Scope {
+        through_extensions: false,
+        selects_only: true,
+    };
+    rewrite(e, scope, &mut IdMap::default())
+}
+
+/// Which computations [`rewrite`] does wide.
+#[derive(Clone, Copy)]
+struct Scope {
+    /// A narrowing extended again counts as one, extended in place.
+    through_extensions: bool,
+    /// Only computations whose root is a select by a comparison of the wide type.
+    selects_only: bool,
+}
+
+/// The rewrite of [`narrowed_once_at_the_end`] below `e`, top-down so that each rewritten
+/// computation is the largest one.
+fn rewrite(e: &Expr, scope: Scope, memo: &mut IdMap<usize, Expr>) -> Expr {
     if let Some(done) = memo.get(&e.id()) {
         return done.clone();
     }
-    let extended_back = if through_extensions {
+    let extended_back = if scope.through_extensions {
         never_narrowed(e).or_else(|| wrapped_back(e))
     } else {
         None
     };
     let out = extended_back
-        .or_else(|| at_the_end(e, through_extensions))
+        .or_else(|| at_the_end(e, scope))
         .unwrap_or_else(|| {
-            let args = e
-                .args()
-                .iter()
-                .map(|a| rewrite(a, through_extensions, memo))
-                .collect();
+            let args = e.args().iter().map(|a| rewrite(a, scope, memo)).collect();
             e.with_args(args).unwrap_or_else(|_| e.clone())
         });
     memo.insert(e.id(), out.clone());
@@ -51,17 +76,31 @@ fn rewrite(e: &Expr, through_extensions: bool, memo: &mut IdMap<usize, Expr>) ->
 
 /// `e` computed at the wider type and narrowed once, where it is narrow wrapping
 /// arithmetic over at least two narrowings.
-fn at_the_end(e: &Expr, through_extensions: bool) -> Option<Expr> {
+fn at_the_end(e: &Expr, scope: Scope) -> Option<Expr> {
     let e = &primitive(e);
     let t = e.ty();
     if t.is_scalar() || !t.elem.is_int() || !is_wrapping_arith(e) {
         return None;
     }
     let wide = narrowed_from(e, is_wrapping_arith)?;
+    if scope.selects_only && compared_bits(e) != Some(wide.bits()) {
+        return None;
+    }
     let mut narrowings = 0;
-    let rebuilt = at_wide_type(e, wide, through_extensions, false, &mut narrowings)?;
+    let rebuilt = at_wide_type(e, wide, scope.through_extensions, false, &mut narrowings)?;
     // One narrowing alone gains nothing over the narrow arithmetic.
     (narrowings >= 2).then(|| rebuilt.cast(t.elem))
+}
+
+/// The lane width of the comparison `e` selects by, where `e` is a select of vectors by a
+/// comparison of vectors.
+fn compared_bits(e: &Expr) -> Option<u32> {
+    if !matches!(e.op(), Op::Select) || e.arg(0).ty().is_scalar() {
+        return None;
+    }
+    let c = primitive(e.arg(0));
+    let compared = matches!(c.op(), Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge);
+    compared.then(|| c.arg(0).ty().elem.bits())
 }
 
 /// `e`, an unsigned narrow computation extended back to at least the width it was narrowed
@@ -560,6 +599,45 @@ mod tests {
             "selected on the dwords: {f}"
         );
         assert_same_lanes_in_a(&e, &f, [0, 255, 256, -1, 299, 300, 65835, i32::MIN as i128]);
+    }
+
+    #[test]
+    fn only_selects_by_a_comparison_of_the_wide_type_are_done_wide_in_select_scope() {
+        // `select(a < 300, u8(a), saturating_cast<u8>(a))` of dwords compared as dwords:
+        // selected on the dwords, its mask never narrowed (Arm's fuzz_7_181 of seed 7).
+        let wide = Type::vec(Elem::I32, 8);
+        let a = var("a", wide);
+        let below = |x: Expr, c: i128| {
+            let limit = Expr::splat(x.ty(), c).unwrap();
+            Expr::build(Op::Lt, None, vec![x, limit]).unwrap()
+        };
+        let pick = |cond: Expr| {
+            let sat = saturated(&a, Elem::U8);
+            Expr::build(Op::Select, None, vec![cond, a.cast(Elem::U8), sat])
+                .unwrap()
+                .cast(Elem::I16)
+        };
+        let e = pick(below(a.clone(), 300));
+        let f = selects_narrowed_once_at_the_end(&e);
+        assert!(
+            crate::ir::visit::post_order(&f)
+                .iter()
+                .any(|n| matches!(n.op(), Op::Select) && n.ty().elem == Elem::I32),
+            "selected on the dwords: {f}"
+        );
+        assert_same_lanes_in_a(&e, &f, [0, 255, 256, -1, 299, 300, 65835, i32::MIN as i128]);
+        // Compared as words, the mask is not the dwords' either way: it stays.
+        let by_words = pick(below(a.cast(Elem::U16), 300));
+        assert_eq!(selects_narrowed_once_at_the_end(&by_words), by_words);
+        // Other narrow arithmetic stays narrow in this scope.
+        let sum = Expr::build(
+            Op::Add,
+            None,
+            vec![a.cast(Elem::U8), saturated(&a, Elem::U8)],
+        )
+        .unwrap();
+        assert_eq!(selects_narrowed_once_at_the_end(&sum), sum);
+        assert_ne!(narrowed_once_at_the_end(&sum, false), sum);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-pub use super::dag_cost::{DagCosts, generic_cost, instr_cost};
+pub use super::dag_cost::{DagCosts, GenericPricing, generic_cost, instr_cost};
 use super::parts::{concat_part, load_part};
 use super::strategy::{Context, Proposal, Strategy};
 use crate::bounds::{Bounds, Intervals};
@@ -144,9 +144,9 @@ impl<'r> Selector<'r> {
         self
     }
 
-    /// Prices a generic narrowing conversion as one instruction whatever its ratio.
-    pub fn with_one_step_narrowing(mut self) -> Self {
-        self.costs.one_step_narrowing = true;
+    /// Prices generic operations as `pricing` says.
+    pub fn with_pricing(mut self, pricing: super::dag_cost::GenericPricing) -> Self {
+        self.costs.pricing = pricing;
         self
     }
 

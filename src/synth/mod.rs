@@ -518,7 +518,7 @@ fn sequence_cost(e: &Expr, backend: &Backend) -> f64 {
         backend.target.register_bits(),
         backend.target.folds_widening_loads(),
     )
-    .with_one_step_narrowing(backend.target.narrows_in_one_instruction())
+    .with_pricing(crate::lower::generic_pricing(&*backend.target))
     .cost(e)
 }
 
