@@ -2,6 +2,7 @@
 //! `rules/lift.rules`, plus any rule files given at run time.
 
 mod decided_selects;
+mod known_zeros;
 
 use std::sync::{Arc, LazyLock};
 
@@ -208,11 +209,19 @@ pub fn fold_scalar_constants(e: &Expr) -> Expr {
 ///
 /// Selects whose condition decides the branch are folded too (`decided_selects`): that
 /// pass replaces values by what the condition makes them equal and compares the folded
-/// branches, so it too only removes what the semantics make redundant.
+/// branches, so it too only removes what the semantics make redundant. So are truncations
+/// that keep only bits known to be zero (`known_zeros`, its counts checked against the
+/// interpreter on random expressions).
 pub fn fold_trivial_identities(e: &Expr) -> Expr {
     let identities =
         |e: &Expr| Greedy::new(identity_rules()).run(e, &mut crate::bounds::TypeBounds, None);
     let folded = identities(e);
+    let zeroed = known_zeros::fold_truncated_zero_bits(&folded);
+    let folded = if zeroed == folded {
+        folded
+    } else {
+        identities(&zeroed)
+    };
     let decided = decided_selects::fold_decided_selects(&folded, &identities);
     if decided == folded {
         folded

@@ -521,3 +521,18 @@ fn strided_windows_of_an_unrolled_iteration_fit_the_register_file_on_arm() {
     assert!(c.contains("hv_xo < 32; hv_xo += 8"), "{c}");
     assert!(!c.contains("hv_xo < 64"), "{c}");
 }
+
+#[test]
+fn a_truncation_that_keeps_only_known_zero_bits_is_a_fill_of_zeros() {
+    // `i8(absd(i32(a) - i32(a), i32(a) << 31))`: the byte of a value with 31 low zero bits.
+    // clang stores zeros; computed per lane it ran at 0.18x clang -O3 on Arm.
+    for target in ["arm-neon", "x86-avx2", "hvx"] {
+        let ir = selected("fuzz_5_115", target);
+        let ops: Vec<&str> = ir.lines().filter(|l| l.starts_with('%')).collect();
+        assert!(
+            ops.len() == 1 && ops[0].contains("broadcast (int8)0"),
+            "{target}:\n{ir}"
+        );
+    }
+    runs_correctly("fuzz_5_115");
+}
