@@ -189,7 +189,8 @@ pub trait Target: Send + Sync {
     }
     /// Whether a generic select of lanes narrower than the comparison it selects by costs
     /// the narrowing of the comparison's mask too (`xtn` on Arm). Arm only: priced on x86
-    /// and HVX, kernels ran slower (fuzz_7_149 of seed 7 on HVX: 6.0x -> 0.74x clang -O3).
+    /// and HVX (as a conversion of the mask either way), kernels ran slower (fuzz_7_149 of
+    /// seed 7 on HVX: 6.0x -> 0.74x clang -O3).
     fn narrows_select_masks(&self) -> bool {
         false
     }

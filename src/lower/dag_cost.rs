@@ -105,7 +105,8 @@ fn generic_cost_with(
         // lanes, clang narrows it first (`xtn`), a step per halving. Unpriced, a select of
         // two narrowings of i16 lanes by an i16 comparison looked as cheap done on bytes as
         // on the words, and ran at 0.90x clang -O3 on Arm (fuzz_7_181 of seed 7). (Priced
-        // on x86 and HVX, it cost fuzz_7_23 3.2x -> 2.4x and fuzz_7_149 6.0x -> 0.74x.)
+        // on x86 and HVX too, as a conversion of the mask either way, it cost fuzz_7_23
+        // 3.2x -> 2.4x on AVX2 and fuzz_7_149 6.0x -> 0.74x in HVX packets.)
         Op::Select if pricing.narrowed_select_masks => {
             1.5 * regs * f64::from(1 + mask_narrowing_steps(e))
         }

@@ -250,13 +250,11 @@ impl FnWriter<'_> {
         }
     }
 
-    /// An operation with no whole-vector form in C, as a loop over lanes in natural C
-    /// (clang may still vectorize the loop).
+    /// An operation with no whole-vector form in C (only those `lane_loop_reason` names),
+    /// as a loop over lanes in natural C (clang may still vectorize the loop).
     fn lane_loop(&mut self, e: &Expr, v: &str, ct: &str) {
         let t = e.ty();
         let n = t.lanes;
-        // Lane by lane in natural C: only the operations `lane_loop_reason` names
-        // (clang may still vectorize the loop).
         let args: Vec<Expr> = e.args().to_vec();
         // Splatted constants stay constants, so that C sees shifts by literals.
         let splat = |a: &Expr| -> Option<Expr> {
