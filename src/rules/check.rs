@@ -166,6 +166,34 @@ fn bound_conjuncts<'a>(ast: &'a Ast, out: &mut Vec<(&'a str, bool, Binary, &'a A
     }
 }
 
+/// The variables a rule's predicate takes the bounds of (`upper_bound(x)`,
+/// `lower_bound(x)`).
+fn bounded_vars(rule: &Rule) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&Ast> = rule.decl.pred.iter().collect();
+    while let Some(a) = stack.pop() {
+        match &a.kind {
+            AstKind::Call { name, args, .. } => {
+                if name == "upper_bound" || name == "lower_bound" {
+                    for arg in args {
+                        if let AstKind::Name(v) = &arg.kind {
+                            out.push(v.to_string());
+                        }
+                    }
+                }
+                stack.extend(args.iter());
+            }
+            AstKind::Unary(_, e) => stack.push(e),
+            AstKind::Binary(_, x, y) => {
+                stack.push(x);
+                stack.push(y);
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Conjuncts `cK == E` (either way round) of a predicate.
 fn equality_conjuncts<'a>(ast: &'a Ast, out: &mut Vec<(u32, &'a Ast)>) {
     match &ast.kind {
@@ -306,6 +334,30 @@ pub fn test_inst(rule: &Rule, inst: &Inst, budget: &Budget) -> Result<InstReport
             let shrunk: Vec<(i128, i128)> = r.iter().map(|(lo, hi)| (lo >> k, hi >> k)).collect();
             if pred_holds(w, &shrunk) {
                 return shrunk;
+            }
+        }
+        // A predicate that orders the bounds of two variables (`upper_bound(x) <
+        // lower_bound(y)`) holds where each lies in its own half of the type's range:
+        // try the variables the predicate bounds in the lower or the upper half.
+        let bounded = bounded_vars(rule);
+        let split: Vec<usize> = (0..r.len())
+            .filter(|&i| bounded.contains(&rule.vars[i]))
+            .collect();
+        if split.len() <= 4 {
+            for halves in 0..1u32 << split.len() {
+                let mut h = r.clone();
+                for (bit, &i) in split.iter().enumerate() {
+                    let (lo, hi) = r[i];
+                    let mid = lo + (hi - lo) / 2;
+                    h[i] = if halves >> bit & 1 == 0 {
+                        (lo, mid)
+                    } else {
+                        (mid + 1, hi)
+                    };
+                }
+                if pred_holds(w, &h) {
+                    return h;
+                }
             }
         }
         r
@@ -460,13 +512,17 @@ pub fn test_inst(rule: &Rule, inst: &Inst, budget: &Budget) -> Result<InstReport
     } else {
         budget.random_lanes
     };
+    // Each assignment's ranges once: finding them evaluates the predicate up to a few
+    // hundred times where it bounds several variables against each other.
+    let assignment_ranges: Vec<Vec<(i128, i128)>> =
+        assignments.iter().map(|w| ranges_for(w)).collect();
     for _ in 0..random {
-        let w = &assignments[rng.below(assignments.len() as u64) as usize];
-        let r = ranges_for(w);
+        let k = rng.below(assignments.len() as u64) as usize;
+        let (w, r) = (&assignments[k], &assignment_ranges[k]);
         let vars = inst
             .vars
             .iter()
-            .zip(&r)
+            .zip(r)
             .map(|(e, (lo, hi))| {
                 let v = lane::to_i128(rng.lane(*e), *e);
                 if v < *lo || v > *hi {
