@@ -514,8 +514,7 @@ pub fn test_inst(rule: &Rule, inst: &Inst, budget: &Budget) -> Result<InstReport
     };
     // Each assignment's ranges once: finding them evaluates the predicate up to a few
     // hundred times where it bounds several variables against each other.
-    let assignment_ranges: Vec<Vec<(i128, i128)>> =
-        assignments.iter().map(|w| ranges_for(w)).collect();
+    let assignment_ranges: Vec<Vec<(i128, i128)>> = assignments.iter().map(ranges_for).collect();
     for _ in 0..random {
         let k = rng.below(assignments.len() as u64) as usize;
         let (w, r) = (&assignments[k], &assignment_ranges[k]);
