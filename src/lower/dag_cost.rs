@@ -37,7 +37,7 @@ pub struct GenericPricing {
 /// lanes wider than the select's).
 fn mask_narrowing_steps(e: &Expr) -> u32 {
     let c = e.arg(0);
-    let compared = matches!(c.op(), Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge);
+    let compared = c.op().is_comparison();
     if !compared || c.ty().is_scalar() {
         return 0;
     }

@@ -99,7 +99,7 @@ fn compared_bits(e: &Expr) -> Option<u32> {
         return None;
     }
     let c = primitive(e.arg(0));
-    let compared = matches!(c.op(), Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge);
+    let compared = c.op().is_comparison();
     compared.then(|| c.arg(0).ty().elem.bits())
 }
 
