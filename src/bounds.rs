@@ -66,6 +66,22 @@ fn or_wrap(i: Option<Interval>, e: Elem) -> Interval {
     }
 }
 
+/// The interval of the product of `e`'s first two operands, whose intervals are `a`'s
+/// first two: a square is never negative (`x * x` of `[-163, 143]` is `[0, 26569]`, not
+/// `[-23309, 26569]`), as clang knows: the high dword of such a square is 0, which it
+/// folds away. `None` on overflow.
+fn product(e: &Expr, a: &[Interval]) -> Option<Interval> {
+    let p = corners(a[0], a[1], |x, y| x.checked_mul(y))?;
+    if e.arg(0) == e.arg(1) && a[0].0 <= 0 && a[0].1 >= 0 {
+        return Some((0, p.1));
+    }
+    if e.arg(0) == e.arg(1) {
+        let (l, h) = (a[0].0.checked_mul(a[0].0)?, a[0].1.checked_mul(a[0].1)?);
+        return Some((l.min(h), l.max(h)));
+    }
+    Some(p)
+}
+
 fn corners(a: Interval, b: Interval, f: impl Fn(i128, i128) -> Option<i128>) -> Option<Interval> {
     let vals = [f(a.0, b.0)?, f(a.0, b.1)?, f(a.1, b.0)?, f(a.1, b.1)?];
     Some((*vals.iter().min()?, *vals.iter().max()?))
@@ -177,9 +193,7 @@ impl Intervals {
                 a[0].0.checked_sub(a[1].1).zip(a[0].1.checked_sub(a[1].0)),
                 elem,
             ),
-            Op::Mul | Op::WideningMul => {
-                or_wrap(corners(a[0], a[1], |x, y| x.checked_mul(y)), elem)
-            }
+            Op::Mul | Op::WideningMul => or_wrap(product(e, a), elem),
             Op::WidenRightAdd => or_wrap(
                 a[0].0.checked_add(a[1].0).zip(a[0].1.checked_add(a[1].1)),
                 elem,
@@ -320,7 +334,7 @@ impl Intervals {
                 }
             }
             Op::MulShiftRight | Op::RoundingMulShiftRight => {
-                let p = corners(a[0], a[1], |x, y| x.checked_mul(y));
+                let p = product(e, a);
                 let rounding = matches!(e.op(), Op::RoundingMulShiftRight);
                 match p {
                     Some(p) => {
@@ -416,5 +430,31 @@ mod tests {
         let mut iv = Intervals::new().with_buffer_fact("buf", (0, 100));
         assert_eq!(iv.interval(&e), (0, 200));
         assert_eq!(Intervals::new().interval(&e), (0, 510));
+    }
+
+    #[test]
+    fn a_square_is_never_negative() {
+        let interval = |text: &str| {
+            let src = crate::diag::Source::new("<t>", text);
+            let decls = crate::syntax::elab::Decls::new();
+            let e = crate::syntax::halide::parse_expr(&src, &decls, Default::default()).unwrap();
+            Intervals::new().interval(&e)
+        };
+        let x = "(int32x4((int8x4)buf[ramp(0, 1, 4)]) - (int32)3)";
+        let y = "(int32x4((int8x4)buf[ramp(4, 1, 4)]) - (int32)3)";
+        assert_eq!(interval(&format!("{x} * {x}")), (0, 131 * 131));
+        assert_eq!(interval(&format!("{x} * {y}")), (-131 * 124, 131 * 131));
+        // The high dword of the square is 0; of any other product, 0 or -1.
+        assert_eq!(
+            interval(&format!("mul_shift_right({x}, {x}, (uint32)31)")),
+            (0, 0)
+        );
+        assert_eq!(
+            interval(&format!("mul_shift_right({x}, {y}, (uint32)31)")),
+            (-1, 0)
+        );
+        // Away from zero, the square's least is the square of the end nearer it.
+        let z = "(int32x4((uint8x4)buf[ramp(0, 1, 4)]) + (int32)10)";
+        assert_eq!(interval(&format!("{z} * {z}")), (100, 265 * 265));
     }
 }
