@@ -384,7 +384,9 @@ impl Builder<'_> {
 /// Lowers a kernel for `backend` at `width` lanes, or, without one, picks the cheapest per
 /// output element among the body as written, with wrapping truncations moved to its
 /// leaves (`lift::narrow_truncated_arithmetic`), with bounded operations narrowed
-/// (`lift::narrow_bounded_arithmetic`) and, for an unsigned result over sign extensions,
+/// (`lift::narrow_bounded_arithmetic`), that and bounded high products as shifted products
+/// (`lift::narrow_bounded_arithmetic_and_high_products`) and, for an unsigned result over
+/// sign extensions,
 /// computed signed (`lift::wrapping_in_signed`), each at its candidate widths
 /// ([`candidate_lanes`]).
 pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
@@ -442,6 +444,11 @@ fn narrowed_body(b: &Expr) -> Expr {
 fn body_variants(k: &Kernel) -> Vec<Kernel> {
     let truncated = k.map_bodies(crate::lift::narrow_truncated_arithmetic);
     let bounded = k.map_bodies(narrowed_body);
+    let high_products = k.map_bodies(|b| {
+        crate::lift::narrow_truncated_arithmetic(
+            &crate::lift::narrow_bounded_arithmetic_and_high_products(b),
+        )
+    });
     let signed = k
         .bodies()
         .any(|b| crate::lift::wrapping_in_signed(b).is_some())
@@ -449,7 +456,7 @@ fn body_variants(k: &Kernel) -> Vec<Kernel> {
     let folded = k.map_bodies(crate::lift::fold_offset_constants);
     let same = |a: &Kernel, b: &Kernel| a.bodies().eq(b.bodies());
     let mut bodies: Vec<Kernel> = Vec::new();
-    for v in [k.clone(), truncated, bounded, folded]
+    for v in [k.clone(), truncated, bounded, folded, high_products]
         .into_iter()
         .chain(signed)
     {
