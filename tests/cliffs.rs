@@ -574,3 +574,28 @@ fn the_high_dword_of_a_square_of_half_words_is_zero() {
     assert!(ir.contains("vqrdmulhq_n_s32"), "{ir}");
     runs_correctly("fuzz_5_183");
 }
+
+#[test]
+fn a_division_by_a_constant_wider_than_a_register_is_divided_a_register_at_a_time() {
+    // `(u16(a) * 8) / 9` at 16 lanes on Neon: clang multiplies by the reciprocal only at a
+    // legal vector type, and divided the `u16x16` lane by lane (0.39x clang -O3 in executed
+    // instructions); a `u16x8` at a time, `umull`, `umull2` and `uzp2` (1.33x).
+    let c = emitted("fuzz_8_137", "arm-neon", "c");
+    assert!(c.contains(" / ((hv_u16x8)((uint16_t)9))"), "{c}");
+    assert!(!c.contains(" / ((hv_u16x16)"), "{c}");
+    runs_correctly("fuzz_8_137");
+}
+
+#[test]
+fn a_strided_slice_of_several_registers_is_deinterleaved_a_register_at_a_time() {
+    // Every third dword of 24, 8 lanes (two registers) at a time, truncated to bytes: one
+    // `ld3` per register of the slice, where the 24 dwords were loaded and gathered lane by
+    // lane (0.58x clang -O3 in executed instructions on Arm; 1.17x).
+    let c = emitted("fuzz_8_62", "arm-neon", "c");
+    assert!(c.contains("vld3q_s32("), "{c}");
+    assert!(
+        !c.contains("__builtin_shufflevector(v6, v6, 0, 3, 6"),
+        "{c}"
+    );
+    runs_correctly("fuzz_8_62");
+}

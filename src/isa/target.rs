@@ -175,6 +175,14 @@ pub trait Target: Send + Sync {
     fn vector_registers(&self) -> u32 {
         32
     }
+    /// How many registers (of [`Target::register_bits`]) one value of whole-vector C may
+    /// span and still be computed at a vector type the compiler handles whole. Wider
+    /// values are computed a part of this size at a time where the compiler would go lane
+    /// by lane (a division by a constant: clang's reciprocal multiply needs a legal type,
+    /// and Neon's and HVX's is one register).
+    fn c_vector_registers(&self) -> u32 {
+        1
+    }
     /// Whether the compiler folds a load into the widening instruction that reads it (x86
     /// `vpmovzxbd ymm, m64`), so widening a freshly loaded vector costs little more than the
     /// load, even where the load is narrower than a register.
