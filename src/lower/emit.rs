@@ -288,7 +288,7 @@ impl<'t> FnWriter<'t> {
         if let Some(text) = self.target.c_deinterleaving_load(&name, &src, t, stride) {
             self.line(&text);
         } else {
-            if parts < 2 || !parts.is_power_of_two() || t.lanes % parts != 0 {
+            if parts < 2 || !parts.is_power_of_two() || !t.lanes.is_multiple_of(parts) {
                 return None;
             }
             let part = t.with_lanes(t.lanes / parts);

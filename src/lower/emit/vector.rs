@@ -322,7 +322,7 @@ impl FnWriter<'_> {
         let whole =
             u64::from(self.target.register_bits()) * u64::from(self.target.c_vector_registers());
         let parts = t.total_bits().div_ceil(whole) as u32;
-        if parts < 2 || !parts.is_power_of_two() || t.lanes % parts != 0 {
+        if parts < 2 || !parts.is_power_of_two() || !t.lanes.is_multiple_of(parts) {
             self.div_by_constant_in(e, &a, v, ct);
             return;
         }
