@@ -117,14 +117,22 @@ fn plain_moves(k: &Kernel, c: &Compiled) -> Option<Vec<Expr>> {
 }
 
 /// Whether a kernel body is written as a copy or fill: a load, a constant or a parameter,
-/// through same-width casts and reinterpretations only.
+/// through reinterpretations and casts that keep its bits: same-width ones, and
+/// extensions truncated back to the width they started from (`u16(u32(a))` of an `i16`,
+/// which clang's baseline copies with one `memcpy`; as vector loops, three calls, 0.76x
+/// clang -O3 on Arm in executed instructions).
 fn written_as_move(e: &Expr) -> bool {
-    match e.op() {
-        Op::Load(..) | Op::Const(_) | Op::Var(_) => true,
-        Op::Reinterpret => written_as_move(e.arg(0)),
-        Op::Cast => e.arg(0).ty().elem.bits() == e.ty().elem.bits() && written_as_move(e.arg(0)),
-        _ => false,
+    // The casts and reinterpretations down to the first other node, and that node.
+    let mut inner = e;
+    let mut narrowest = e.ty().elem.bits();
+    while matches!(inner.op(), Op::Cast | Op::Reinterpret) {
+        inner = inner.arg(0);
+        narrowest = narrowest.min(inner.ty().elem.bits());
     }
+    let keeps_bits = narrowest == e.ty().elem.bits() && inner.ty().elem.bits() == narrowest;
+    keeps_bits
+        && e.ty().lanes == inner.ty().lanes
+        && matches!(inner.op(), Op::Load(..) | Op::Const(_) | Op::Var(_))
 }
 
 fn uses_domain_var(k: &Kernel, outer: &[Affine]) -> bool {
