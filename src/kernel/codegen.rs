@@ -386,9 +386,8 @@ impl Builder<'_> {
 /// leaves (`lift::narrow_truncated_arithmetic`), with bounded operations narrowed
 /// (`lift::narrow_bounded_arithmetic`), that and bounded high products as shifted products
 /// (`lift::narrow_bounded_arithmetic_and_high_products`) and, for an unsigned result over
-/// sign extensions,
-/// computed signed (`lift::wrapping_in_signed`), each at its candidate widths
-/// ([`candidate_lanes`]).
+/// sign extensions, computed signed (`lift::wrapping_in_signed`), each at its candidate
+/// widths ([`candidate_lanes`]).
 pub fn compile_best(k: &Kernel, backend: &Backend, width: Option<u32>) -> Compiled {
     compile_variants(k, backend, width, Widths::All)
 }

@@ -258,9 +258,9 @@ impl<'t> FnWriter<'t> {
     /// For a strided slice of a dense load of exactly `stride` times its lanes, the name of
     /// the target's deinterleaving load of it (emitted once per load; its parts are
     /// `NAME_k`), when the target has one. A slice of several registers the target cannot
-    /// load whole is deinterleaved a register at a time and its parts concatenated: on Neon, the dwords of every third
-    /// dword of 24 (fuzz_8_62) were gathered lane by lane, 0.58x clang -O3, where clang's
-    /// own loop loads them with `ld3`.
+    /// load whole is deinterleaved a register at a time and its parts concatenated: on
+    /// Neon, every third dword of 24 (fuzz_8_62) was gathered lane by lane, 0.58x clang
+    /// -O3, where clang's own loop loads them with `ld3`.
     fn deinterleaved(&mut self, e: &Expr) -> Option<String> {
         let Op::Slice { start, stride } = *e.op() else {
             return None;
