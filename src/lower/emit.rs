@@ -225,6 +225,15 @@ impl<'t> FnWriter<'t> {
         self.names[&e.id()].1.clone()
     }
 
+    /// The part type when `t` spans two or more (a power of two) parts of `registers` of
+    /// the target's registers each and splits into them evenly; `None` otherwise.
+    fn register_parts(&self, t: Type, registers: u32) -> Option<Type> {
+        let bits = u64::from(self.target.register_bits()) * u64::from(registers);
+        let parts = t.total_bits().div_ceil(bits) as u32;
+        (parts >= 2 && parts.is_power_of_two() && t.lanes.is_multiple_of(parts))
+            .then(|| t.with_lanes(t.lanes / parts))
+    }
+
     /// Declares `whole` as the concatenation of the vectors `names`, each of type `part`
     /// (a power of two of them), pairwise: a shuffle takes two vectors of one type.
     fn concat_pairwise(&mut self, mut names: Vec<String>, part: Type, whole: &str) {
@@ -283,15 +292,11 @@ impl<'t> FnWriter<'t> {
         };
         let name = format!("{}_ld{stride}", self.name(load));
         let src = format!("{} + {}", c_ident("b_", buf), self.name(load.arg(0).arg(0)));
-        let register = u64::from(self.target.register_bits());
-        let parts = t.total_bits().div_ceil(register) as u32;
         if let Some(text) = self.target.c_deinterleaving_load(&name, &src, t, stride) {
             self.line(&text);
         } else {
-            if parts < 2 || !parts.is_power_of_two() || !t.lanes.is_multiple_of(parts) {
-                return None;
-            }
-            let part = t.with_lanes(t.lanes / parts);
+            let part = self.register_parts(t, 1)?;
+            let parts = t.lanes / part.lanes;
             let texts = (0..parts)
                 .map(|r| {
                     let at = format!("{src} + {}", r * part.lanes * stride);

@@ -319,14 +319,11 @@ impl FnWriter<'_> {
     fn div_by_constant(&mut self, e: &Expr, v: &str, ct: &str) {
         let t = e.ty();
         let a = self.name(e.arg(0));
-        let whole =
-            u64::from(self.target.register_bits()) * u64::from(self.target.c_vector_registers());
-        let parts = t.total_bits().div_ceil(whole) as u32;
-        if parts < 2 || !parts.is_power_of_two() || !t.lanes.is_multiple_of(parts) {
+        let Some(part) = self.register_parts(t, self.target.c_vector_registers()) else {
             self.div_by_constant_in(e, &a, v, ct);
             return;
-        }
-        let part = t.with_lanes(t.lanes / parts);
+        };
+        let parts = t.lanes / part.lanes;
         let pct = self.ty(part);
         let names: Vec<String> = (0..parts)
             .map(|i| {
