@@ -84,12 +84,7 @@ impl Compiled {
     /// file (many loop-invariant weights next to a wide accumulator) is not preferred.
     pub fn cost_on(&self, target: &dyn crate::isa::target::Target) -> f64 {
         let adjust = |l: &Lowered, in_body: bool| {
-            let (hoisted, spills) = loop_invariance(
-                &l.selected,
-                in_body,
-                target.register_bits(),
-                target.vector_registers(),
-            );
+            let (hoisted, spills) = loop_invariance(&l.selected, in_body, target);
             (spills - hoisted) * f64::from(l.chunks())
         };
         self.cost()
@@ -107,7 +102,7 @@ pub fn loop_registers(c: &Compiled, register_bits: u32) -> (u32, u32) {
     for l in c.outputs() {
         let nodes = crate::ir::visit::post_order(&l.selected);
         let variant = varying_nodes(&nodes, true);
-        let (i, w) = register_demand(&nodes, &variant, register_bits);
+        let (i, w) = register_demand(&nodes, &variant, register_bits, false);
         invariant += i;
         widest = widest.max(w);
     }
@@ -133,7 +128,12 @@ fn varying_nodes(nodes: &[Expr], in_body: bool) -> IdMap<usize, bool> {
 /// look cheaper than it is), and [`spill_cost`]. In the body's loop only the vector
 /// position varies; a reduction step's loop also varies its reduction variables, so there
 /// every variable counts as varying.
-fn loop_invariance(chunk: &Expr, in_body: bool, register_bits: u32, registers: u32) -> (f64, f64) {
+fn loop_invariance(
+    chunk: &Expr,
+    in_body: bool,
+    target: &dyn crate::isa::target::Target,
+) -> (f64, f64) {
+    let register_bits = target.register_bits();
     let nodes = crate::ir::visit::post_order(chunk);
     let variant = varying_nodes(&nodes, in_body);
     // Constant sub-expressions (a weight splatted and widened) are free in the chunk's cost
@@ -150,14 +150,11 @@ fn loop_invariance(chunk: &Expr, in_body: bool, register_bits: u32, registers: u
             hoisted += crate::lower::select::generic_cost(n, register_bits);
         }
     }
-    (
-        hoisted,
-        spill_cost(&nodes, &variant, register_bits, registers),
-    )
+    (hoisted, spill_cost(&nodes, &variant, target))
 }
 
 /// Estimated cycles spilling adds to one chunk: a store and a reload for every register
-/// the chunk needs beyond `registers`. The chunk needs one register (or several, for a
+/// the chunk needs beyond the target's registers. The chunk needs one register (or several, for a
 /// value wider than one) for each loop-invariant vector it reads (weights, splatted
 /// parameters and constants, which clang hoists out of the loop) and a working set of
 /// about twice its widest value (clang schedules loads early, so several live at once).
@@ -166,15 +163,17 @@ fn loop_invariance(chunk: &Expr, in_body: bool, register_bits: u32, registers: u
 fn spill_cost(
     nodes: &[Expr],
     variant: &IdMap<usize, bool>,
-    register_bits: u32,
-    registers: u32,
+    target: &dyn crate::isa::target::Target,
 ) -> f64 {
     /// Cycles per register beyond the file: a spill store and a reload, and the loads
     /// the scheduler can no longer hoist.
     const SPILL_CYCLES: f64 = 2.0;
-    let (invariant, widest) = register_demand(nodes, variant, register_bits);
+    // Where the C computes a value a register at a time, a chunk wider than its loads is
+    // register-sized parts side by side ([`register_demand`]).
+    let by_parts = target.c_vector_registers() == 1;
+    let (invariant, widest) = register_demand(nodes, variant, target.register_bits(), by_parts);
     let needed = invariant + 2 * widest + 1;
-    f64::from(needed.saturating_sub(registers)) * SPILL_CYCLES
+    f64::from(needed.saturating_sub(target.vector_registers())) * SPILL_CYCLES
 }
 
 /// The registers a chunk holds for the whole loop (the loop-invariant vectors it reads)
@@ -184,7 +183,21 @@ fn spill_cost(
 /// a working set at the chunk's width, while a strided load's window is several times
 /// wider than what it delivers (a 96-byte load of every third byte would otherwise count
 /// as 12 registers and keep byte triples from a full register).
-fn register_demand(nodes: &[Expr], variant: &IdMap<usize, bool>, register_bits: u32) -> (u32, u32) {
+///
+/// With `ramps_at_chunk_width`, every ramp stands for the chunk's whole width, also where
+/// the chunk is computed in register-sized parts whose loads each take a part of it: the
+/// parts are computed side by side, each with its own working set. Counted at their own
+/// width, a 13-tap product sum of u16 lanes on AVX2 (fuzz_8_27 of seed 8) looked as if it
+/// spilled as much at 32 lanes (two parts) as at 16, took 32 and spilled: 0.87x clang -O3,
+/// 1.0x at 16. Only there: where whole values span several registers in the C (RISC-V's
+/// register groups), counted so it changed the width of 19 kernels of seeds 1, 5, 7 and 8,
+/// 10 of them slower; the unrolling's estimate keeps their own width too.
+fn register_demand(
+    nodes: &[Expr],
+    variant: &IdMap<usize, bool>,
+    register_bits: u32,
+    ramps_at_chunk_width: bool,
+) -> (u32, u32) {
     let chunk_lanes = nodes
         .iter()
         .filter(|n| !matches!(n.op(), Op::Ramp | Op::Load(..)))
@@ -193,7 +206,9 @@ fn register_demand(nodes: &[Expr], variant: &IdMap<usize, bool>, register_bits: 
         .unwrap_or(u32::MAX);
     let regs = |e: &Expr| {
         let t = e.ty();
-        let lanes = if matches!(e.op(), Op::Ramp) {
+        let lanes = if matches!(e.op(), Op::Ramp) && ramps_at_chunk_width {
+            chunk_lanes
+        } else if matches!(e.op(), Op::Ramp) {
             t.lanes.min(chunk_lanes)
         } else {
             t.lanes
