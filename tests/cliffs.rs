@@ -638,3 +638,13 @@ fn a_13_tap_product_sum_of_words_on_avx2_stays_at_one_register_of_lanes() {
     assert!(ir.starts_with("; output\n; 16 lanes"), "{ir}");
     runs_correctly("fuzz_8_27");
 }
+
+#[test]
+fn eight_short_chunks_an_iteration_on_arm_are_unrolled_fully() {
+    // A 4-tap sum of i16 lanes, eight 8-lane chunks an iteration: left to itself clang kept
+    // the loop over them rolled (0.81x clang -O3 in executed instructions; 1.13x unrolled).
+    let c = emitted("fuzz_8_98", "arm-neon", "c");
+    let pragma = c.find("_Pragma(\"clang loop unroll(full)\")").expect(&c);
+    let chunks = c[pragma..].lines().nth(1).unwrap_or_default();
+    assert!(chunks.contains("hv_xo < 64; hv_xo += 8"), "{c}");
+}
