@@ -648,3 +648,13 @@ fn eight_short_chunks_an_iteration_on_arm_are_unrolled_fully() {
     let chunks = c[pragma..].lines().nth(1).unwrap_or_default();
     assert!(chunks.contains("hv_xo < 64; hv_xo += 8"), "{c}");
 }
+
+#[test]
+fn a_distance_of_zero_point_differences_that_cannot_wrap_is_an_absolute_value() {
+    // `absd(da, db)` of bytes less their zero points, as words: the difference stays within
+    // i16, so `vpsubw` and `vpabsw` (2.61x -> 2.81x clang -O3 on AVX2, over max - min).
+    let ir = selected("fuzz_8_43", "x86-avx2");
+    assert!(ir.contains("_mm256_abs_epi16"), "{ir}");
+    assert!(!ir.contains("_mm256_max_epi16"), "{ir}");
+    runs_correctly("fuzz_8_43");
+}
