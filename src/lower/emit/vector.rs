@@ -162,6 +162,7 @@ impl FnWriter<'_> {
                     self.line(&format!(
                         "{m} {v}k = {call}; {ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = ({v}k >> i) & 1;"
                     ));
+                    self.masks.insert(v.clone(), m);
                 } else {
                     let r = self.target.c_intrinsic_result(t, &call);
                     self.line(&format!("{ct} {v} = ({ct}){r};"));
