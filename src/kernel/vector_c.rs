@@ -149,6 +149,8 @@ struct Emitter<'a> {
     narrow_call: Option<String>,
     target: &'a dyn crate::isa::target::Target,
     types: BTreeSet<Type>,
+    /// Lane counts of the bit vectors the chunks convert masks through.
+    bit_vectors: BTreeSet<u32>,
     out: String,
 }
 
@@ -248,6 +250,7 @@ impl<'a> Emitter<'a> {
         let results: Vec<String> = parts.iter().map(|(l, _)| w.value(&l.selected)).collect();
         let body = w.take_body();
         self.types.extend(w.types.iter().copied());
+        self.bit_vectors.extend(w.bit_vectors.iter().copied());
         let x = prepare::CHUNK_VAR;
         for (ct, previous, _) in w.carried() {
             self.line(indent, &format!("{ct} {previous} = ({ct})(0);"));
@@ -623,6 +626,7 @@ pub fn function(
         narrow_call: narrow.map(|n| format!("{n}({});", scalar::call_args(k))),
         target,
         types: BTreeSet::new(),
+        bit_vectors: BTreeSet::new(),
         out: String::new(),
     };
     em.line(0, &format!("{} {{", scalar::signature(k, fname)));
@@ -662,5 +666,8 @@ pub fn function(
         em.line(ind, "}");
     }
     em.line(0, "}");
-    (crate::lower::emit::typedefs(&em.types), em.out)
+    (
+        crate::lower::emit::typedefs(&em.types, &em.bit_vectors),
+        em.out,
+    )
 }

@@ -450,7 +450,7 @@ pub fn c_function(l: &Lowered, target: &dyn Target, name: &str) -> String {
     w.set_indent("        ");
     let r = w.value(&l.selected);
     let body = w.take_body();
-    let mut s = emit::typedefs(&w.types);
+    let mut s = emit::typedefs(&w.types, &w.bit_vectors);
     let _ = writeln!(
         s,
         "void {name}({out_t} *restrict out{}) {{",

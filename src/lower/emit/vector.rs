@@ -159,9 +159,8 @@ impl FnWriter<'_> {
                 let call = self.instr_call(i, e);
                 if t.elem == Elem::Bool {
                     let m = self.target.c_type(t).unwrap_or_else(|| "uint64_t".into());
-                    self.line(&format!(
-                        "{m} {v}k = {call}; {ct} {v}; for (int i = 0; i < {n}; i++) {v}[i] = ({v}k >> i) & 1;"
-                    ));
+                    let flags = self.mask_as_flags(&format!("{v}k"), n, ct);
+                    self.line(&format!("{m} {v}k = {call}; {ct} {v} = {flags};"));
                     self.masks.insert(v.clone(), m);
                 } else {
                     let r = self.target.c_intrinsic_result(t, &call);
