@@ -699,3 +699,17 @@ fn avx512_flags_read_as_bytes_are_converted_from_the_mask_at_once() {
     }
     assert!(ok, "{out}{err}");
 }
+
+#[test]
+fn a_floor_division_of_a_quarter_register_of_bytes_builds_for_hvx() {
+    // With the remainder written as `%` beside the quotient, clang-19's Hexagon backend
+    // stopped with `Cannot select: ValueType:i8` on the variant for rows of 32 to 63 lanes.
+    for (tool, package) in [("clang-19", "clang-19"), ("qemu-hexagon", "qemu-user")] {
+        harrow::isa::toolchain::require(tool, package).unwrap_or_else(|m| panic!("{m}"));
+    }
+    let c = emitted("fuzz_8_192", "hvx", "c");
+    assert!(c.contains("hv_i8x32") && c.contains(" / "), "{c}");
+    let path = "tests/data/cliffs/fuzz_8_192.hk";
+    let (ok, out, err) = harrow(&["run", path, "--target", "hvx"]);
+    assert!(ok, "{out}{err}");
+}

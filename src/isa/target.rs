@@ -183,6 +183,14 @@ pub trait Target: Send + Sync {
     fn c_vector_registers(&self) -> u32 {
         1
     }
+    /// Whether a signed division by a constant, rounding down, is cheapest written as the
+    /// truncated quotient corrected by its remainder's sign: where the target multiplies
+    /// and subtracts in one instruction (Neon's `mls`), the remainder costs one. Elsewhere
+    /// the dividend is moved toward zero first where it is negative (`(a + 1) / k - 1`),
+    /// which needs no product.
+    fn floors_by_remainder(&self) -> bool {
+        false
+    }
     /// Whether the compiler folds a load into the widening instruction that reads it (x86
     /// `vpmovzxbd ymm, m64`), so widening a freshly loaded vector costs little more than the
     /// load, even where the load is narrower than a register.

@@ -223,6 +223,12 @@ impl crate::isa::target::Target for Neon {
         true
     }
 
+    fn floors_by_remainder(&self) -> bool {
+        // Measured on the seeds' signed divisions: the remainder (`mls`) and its sign
+        // (`ssra`) are two instructions; moving the dividend first costs three.
+        true
+    }
+
     fn narrows_selects_late(&self) -> bool {
         // A narrow select of narrowings loses its bit-select to clang's folding of the
         // masks into the narrowings (fuzz_7_181 of seed 7).
