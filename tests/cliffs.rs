@@ -713,3 +713,23 @@ fn a_floor_division_of_a_quarter_register_of_bytes_builds_for_hvx() {
     let (ok, out, err) = harrow(&["run", path, "--target", "hvx"]);
     assert!(ok, "{out}{err}");
 }
+
+#[test]
+fn a_select_of_the_smaller_of_the_values_it_compares_is_their_min() {
+    // `select(a > b, i16(b), i16(a))` of u16 lanes was a compare, a mask and a blend; the
+    // cast of the `min` is one instruction (rule select_gt_smaller_second_cast): RISC-V
+    // 1.59x -> 1.92x clang -O3, HVX 11.5x -> 12.0x (clang had found the `min` on x86).
+    for (target, min) in [
+        ("x86-avx512", "vpminuw"),
+        ("x86-avx2", "vpminuw"),
+        ("arm-neon", "vminq_u16"),
+    ] {
+        let ir = selected("fuzz_5_36", target);
+        assert!(ir.contains(min), "{target}:\n{ir}");
+        assert!(
+            !ir.contains("blend") && !ir.contains("select"),
+            "{target}:\n{ir}"
+        );
+    }
+    runs_correctly("fuzz_5_36");
+}
