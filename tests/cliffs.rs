@@ -733,3 +733,23 @@ fn a_select_of_the_smaller_of_the_values_it_compares_is_their_min() {
     }
     runs_correctly("fuzz_5_36");
 }
+
+#[test]
+fn dwords_saturated_to_bytes_on_avx512_are_packed_in_order_then_permuted_once() {
+    // `saturating_cast<u8>` of four registers of dwords gathered the packs' blocks first,
+    // two or three permutes a register, and divided the bytes by 3 then by 7 (0.76x clang
+    // -O3). Packed in their own order and permuted once (rule sat_i32_u8_512_permuted),
+    // and divided once by 21 (rule div_twice).
+    let ir = selected("fuzz_7_44", "x86-avx512");
+    assert_eq!(ir.matches("_mm512_packs_epi32").count(), 2, "{ir}");
+    assert!(!ir.contains("i32x16 = shuffle"), "{ir}");
+    assert_eq!(ir.matches("u8x64 = shuffle").count(), 1, "{ir}");
+    assert_eq!(ir.matches(" = div ").count(), 1, "{ir}");
+    let path = "tests/data/cliffs/fuzz_7_44.hk";
+    let (ok, out, err) = harrow(&["run", path, "--target", "x86-avx512"]);
+    if !ok && err.contains("host lacks") {
+        eprintln!("skipped running fuzz_7_44 on x86-avx512: {}", err.trim());
+        return;
+    }
+    assert!(ok, "{out}{err}");
+}
