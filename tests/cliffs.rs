@@ -30,6 +30,17 @@ fn runs_correctly(kernel: &str) {
     assert!(ok, "{kernel}: {out}{err}");
 }
 
+/// `harrow run` of a kernel on x86-avx512, skipped with a message where the host lacks it.
+fn runs_correctly_on_avx512(kernel: &str) {
+    let path = format!("tests/data/cliffs/{kernel}.hk");
+    let (ok, out, err) = harrow(&["run", &path, "--target", "x86-avx512"]);
+    if !ok && err.contains("host lacks") {
+        eprintln!("skipped running {kernel} on x86-avx512: {}", err.trim());
+        return;
+    }
+    assert!(ok, "{kernel}: {out}{err}");
+}
+
 #[test]
 fn q31_product_reads_odd_lanes_by_pshufd_without_the_int_min_fixup() {
     let ir = selected("fuzz_2_48", "x86-avx2");
@@ -668,13 +679,7 @@ fn avx512_flags_from_a_comparison_reach_the_next_instruction_as_the_mask() {
     let movm = c.find("_mm512_movm_epi16(").expect(&c);
     let arg = &c[movm..c[movm..].find(')').map_or(c.len(), |e| movm + e)];
     assert!(arg.ends_with('k'), "{arg}\n{c}");
-    let path = "tests/data/cliffs/fuzz_8_43.hk";
-    let (ok, out, err) = harrow(&["run", path, "--target", "x86-avx512"]);
-    if !ok && err.contains("host lacks") {
-        eprintln!("skipped running fuzz_8_43 on x86-avx512: {}", err.trim());
-        return;
-    }
-    assert!(ok, "{out}{err}");
+    runs_correctly_on_avx512("fuzz_8_43");
 }
 
 #[test]
@@ -691,13 +696,7 @@ fn avx512_flags_read_as_bytes_are_converted_from_the_mask_at_once() {
         c.contains("__builtin_bit_cast(hv_bitsx64, (uint64_t)"),
         "{c}"
     );
-    let path = "tests/data/cliffs/fuzz_8_5.hk";
-    let (ok, out, err) = harrow(&["run", path, "--target", "x86-avx512"]);
-    if !ok && err.contains("host lacks") {
-        eprintln!("skipped running fuzz_8_5 on x86-avx512: {}", err.trim());
-        return;
-    }
-    assert!(ok, "{out}{err}");
+    runs_correctly_on_avx512("fuzz_8_5");
 }
 
 #[test]
@@ -745,11 +744,5 @@ fn dwords_saturated_to_bytes_on_avx512_are_packed_in_order_then_permuted_once() 
     assert!(!ir.contains("i32x16 = shuffle"), "{ir}");
     assert_eq!(ir.matches("u8x64 = shuffle").count(), 1, "{ir}");
     assert_eq!(ir.matches(" = div ").count(), 1, "{ir}");
-    let path = "tests/data/cliffs/fuzz_7_44.hk";
-    let (ok, out, err) = harrow(&["run", path, "--target", "x86-avx512"]);
-    if !ok && err.contains("host lacks") {
-        eprintln!("skipped running fuzz_7_44 on x86-avx512: {}", err.trim());
-        return;
-    }
-    assert!(ok, "{out}{err}");
+    runs_correctly_on_avx512("fuzz_7_44");
 }
