@@ -21,6 +21,9 @@ pub struct SynthArgs {
 pub enum SynthCommand {
     /// Lowering rules: sequences of target instructions for terms selection compiles.
     Lower(LowerArgs),
+    /// Lifting rules: cheaper FPIR forms of corpus sub-expressions the lifting rules leave
+    /// unlifted, proved, written as proposals.
+    Lift(LiftArgs),
     /// Merge the rule files of a sharded run (`lower --shard I/N`) into the file an
     /// unsharded run writes.
     Merge(MergeArgs),
@@ -74,6 +77,47 @@ pub struct LowerArgs {
     /// Record each finished term in FILE, and take the terms FILE already holds from it
     /// instead of searching them again: resumes a run that was interrupted (a batch job
     /// past its time limit). FILE must come from a run with the same options.
+    #[arg(long, value_name = "FILE")]
+    pub progress: Option<PathBuf>,
+    /// Print a machine-readable summary instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `harrow synth lift`
+#[derive(Args, Debug)]
+pub struct LiftArgs {
+    /// Expression files of terms (`input a: u8x16, b: u8x16` then one expression per line),
+    /// searched as written (after lifting) at any lane count.
+    #[arg(long = "terms", value_name = "FILE")]
+    pub terms: Vec<PathBuf>,
+    /// Kernels (`.hk`) whose outputs' sub-expressions are the terms (several may follow
+    /// one `--kernels`: `--kernels benchmarks/*.hk`).
+    #[arg(long = "kernels", value_name = "FILE", num_args = 1..)]
+    pub kernels: Vec<PathBuf>,
+    /// Take the terms from a corpus: `fuzz-kernels[:SEED[:COUNT]]` (the kernels
+    /// `harrow fuzz-kernels` generates, built in; default seed 1, 200 kernels), or under
+    /// `../shared`: `simd-op-check` (every entry of Halide's simd_op_check files),
+    /// `rake-hvx` or `rake-arm` (the Rake specs). Repeatable.
+    #[arg(long, value_name = "CORPUS")]
+    pub terms_from: Vec<String>,
+    /// Only the terms whose name contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Most operations in a found expression.
+    #[arg(long, default_value_t = 2)]
+    pub max_ops: u32,
+    /// Seconds of enumeration allowed per term.
+    #[arg(long, default_value_t = 10.0)]
+    pub budget_s: f64,
+    /// Take terms `I`, `I + N`, ... of the list (`I/N`, 0-based), for running shards as
+    /// separate jobs; `harrow synth merge` combines their files.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Write the rule file here (default: print it).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Record each finished term in FILE and resume from it (as `synth lower --progress`).
     #[arg(long, value_name = "FILE")]
     pub progress: Option<PathBuf>,
     /// Print a machine-readable summary instead of the table.
@@ -136,6 +180,7 @@ fn terms_of(files: &[PathBuf], register_bits: u32) -> Result<Vec<Term>, CliError
 pub fn cmd_synth(a: &SynthArgs) -> Result<String, CliError> {
     match &a.what {
         SynthCommand::Lower(a) => cmd_lower(a),
+        SynthCommand::Lift(a) => cmd_lift(a),
         SynthCommand::Merge(a) => cmd_merge(a),
     }
 }
@@ -159,6 +204,29 @@ fn cmd_merge(a: &MergeArgs) -> Result<String, CliError> {
         }
         None => Ok(merged),
     }
+}
+
+/// The Rake specs of `corpus` under `../shared` as (file stem, expression); a spec the
+/// importer refuses is `harrow check`'s to report.
+fn rake_specs(corpus: &str) -> Result<Vec<(String, crate::ir::Expr)>, CliError> {
+    let shared = crate::util::shared::shared_dir().ok_or_else(|| {
+        CliError::Other(format!(
+            "skipped: ../shared not found (the {corpus} corpus lives there)"
+        ))
+    })?;
+    let mut specs = Vec::new();
+    for p in crate::syntax::corpus::spec_paths(&shared, corpus) {
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| CliError::Other(format!("cannot read {}: {e}", p.display())))?;
+        let src = crate::diag::Source::new(p.display().to_string(), text);
+        if let Ok(spec) = crate::syntax::rake::import(&src) {
+            let stem = p
+                .file_stem()
+                .map_or(String::new(), |s| s.to_string_lossy().into_owned());
+            specs.push((stem, spec.expr));
+        }
+    }
+    Ok(specs)
 }
 
 fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
@@ -199,24 +267,7 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
             crate::synth::corpus::opcheck_terms(&src, &backend).map_err(CliError::Other)?
         }
         Some(corpus) if crate::syntax::corpus::CORPORA.contains(&corpus) => {
-            let shared = crate::util::shared::shared_dir().ok_or_else(|| {
-                CliError::Other(format!(
-                    "skipped: ../shared not found (the {corpus} corpus lives there)"
-                ))
-            })?;
-            let mut specs = Vec::new();
-            for p in crate::syntax::corpus::spec_paths(&shared, corpus) {
-                let text = std::fs::read_to_string(&p)
-                    .map_err(|e| CliError::Other(format!("cannot read {}: {e}", p.display())))?;
-                let src = crate::diag::Source::new(p.display().to_string(), text);
-                // A spec the importer refuses is `harrow check`'s to report.
-                if let Ok(spec) = crate::syntax::rake::import(&src) {
-                    let stem = p
-                        .file_stem()
-                        .map_or(String::new(), |s| s.to_string_lossy().into_owned());
-                    specs.push((stem, spec.expr));
-                }
-            }
+            let specs = rake_specs(corpus)?;
             crate::synth::corpus::spec_terms(&specs, &backend)
         }
         Some(other) => {
@@ -389,4 +440,216 @@ fn summary(reports: &[TermReport]) -> String {
         reports.len()
     );
     s
+}
+
+/// Named expressions whose sub-expressions become terms.
+type Sources = Vec<(String, crate::ir::Expr)>;
+
+/// The sources of `harrow synth lift`'s terms: (name, expression) pairs whose
+/// sub-expressions are searched, and terms given whole.
+fn lift_sources(a: &LiftArgs) -> Result<(Sources, Vec<Term>), CliError> {
+    let mut sources = Vec::new();
+    let mut whole = Vec::new();
+    let given = if a.terms.is_empty() {
+        Vec::new()
+    } else {
+        terms_of(&a.terms, 128)?
+    };
+    for t in given {
+        let lifted = crate::lift::lift(&t.expr);
+        let term = crate::synth::lift::at_lanes(&lifted, crate::synth::lift::SEARCH_LANES)
+            .ok_or_else(|| {
+                CliError::Other(format!(
+                    "term `{}` ({}) is not over variables and constants",
+                    t.name, t.expr
+                ))
+            })?;
+        whole.push(Term::new(t.name, &term));
+    }
+    for f in &a.kernels {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| CliError::Other(format!("cannot read {}: {e}", f.display())))?;
+        let src = crate::diag::Source::new(f.display().to_string(), text);
+        let k = crate::kernel::parse::parse(&src)?;
+        sources.extend(kernel_sources(&k));
+    }
+    for corpus in &a.terms_from {
+        match corpus.as_str() {
+            "simd-op-check" => {
+                let dir = crate::util::shared::shared_dir()
+                    .ok_or_else(|| {
+                        CliError::Other(
+                            "skipped: ../shared not found (the simd_op_check corpus lives there)"
+                                .into(),
+                        )
+                    })?
+                    .join("peer/halide-simd-op-check");
+                let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+                    .map_err(|e| CliError::Other(format!("cannot read {}: {e}", dir.display())))?
+                    .filter_map(|d| d.ok().map(|d| d.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+                    .collect();
+                files.sort();
+                for path in files {
+                    let text = std::fs::read_to_string(&path).map_err(|e| {
+                        CliError::Other(format!("cannot read {}: {e}", path.display()))
+                    })?;
+                    let src = crate::diag::Source::new(path.display().to_string(), text);
+                    let entries = crate::syntax::opcheck::read(&src)?;
+                    for e in entries {
+                        // An entry that does not parse is the conformance run's to report.
+                        if let Ok(x) = crate::syntax::opcheck::parse_entry(&src.name, &e) {
+                            sources.push((format!("opcheck_{}_{}", e.instr, e.line), x));
+                        }
+                    }
+                }
+            }
+            c if c == "fuzz-kernels" || c.starts_with("fuzz-kernels:") => {
+                let (seed, count) = fuzz_corpus(c)?;
+                for i in 0..count {
+                    let g = crate::kernel::fuzz::generate(seed, i);
+                    let src = crate::diag::Source::new(format!("{}.hk", g.name), g.text);
+                    let k = crate::kernel::parse::parse(&src)?;
+                    sources.extend(kernel_sources(&k));
+                }
+            }
+            c if crate::syntax::corpus::CORPORA.contains(&c) => sources.extend(rake_specs(c)?),
+            other => {
+                return Err(CliError::Other(format!(
+                    "unknown corpus `{other}` for --terms-from; expected simd-op-check, {}",
+                    crate::syntax::corpus::CORPORA.join(", ")
+                )));
+            }
+        }
+    }
+    if whole.is_empty() && sources.is_empty() {
+        return Err(CliError::Other(
+            "no terms: give --terms FILE, --kernels FILE.hk (e.g. benchmarks/*.hk) or \
+             --terms-from simd-op-check|rake-hvx|rake-arm"
+                .into(),
+        ));
+    }
+    Ok((sources, whole))
+}
+
+/// A kernel's expressions: its output's body, its further outputs' and its reductions'.
+fn kernel_sources(k: &crate::kernel::Kernel) -> Vec<(String, crate::ir::Expr)> {
+    let mut out = vec![(k.name.clone(), k.body.clone())];
+    for (name, e) in &k.more_outputs {
+        out.push((format!("{}_{name}", k.name), e.clone()));
+    }
+    for (r, red) in k.reductions.iter().enumerate() {
+        out.push((format!("{}_r{r}", k.name), red.body.clone()));
+    }
+    out
+}
+
+/// The seed and count of `fuzz-kernels[:SEED[:COUNT]]`.
+fn fuzz_corpus(c: &str) -> Result<(u64, u32), CliError> {
+    let bad = || {
+        CliError::Other(format!(
+            "`{c}`: expected fuzz-kernels, fuzz-kernels:SEED or fuzz-kernels:SEED:COUNT"
+        ))
+    };
+    let mut parts = c.split(':').skip(1);
+    let seed = match parts.next() {
+        Some(s) => s.parse().map_err(|_| bad())?,
+        None => 1,
+    };
+    let count = match parts.next() {
+        Some(s) => s.parse().map_err(|_| bad())?,
+        None => 200,
+    };
+    if parts.next().is_some() {
+        return Err(bad());
+    }
+    Ok((seed, count))
+}
+
+fn cmd_lift(a: &LiftArgs) -> Result<String, CliError> {
+    crate::verify::solver_available("z3").map_err(CliError::Other)?;
+    if a.max_ops == 0 || a.max_ops > 3 {
+        return Err(CliError::Other("--max-ops takes 1 to 3".into()));
+    }
+    if !(a.budget_s > 0.0 && a.budget_s.is_finite()) {
+        return Err(CliError::Other(
+            "--budget-s takes a positive number of seconds".into(),
+        ));
+    }
+    let (sources, mut terms) = lift_sources(a)?;
+    terms.extend(crate::synth::lift::unlifted_terms(&sources));
+    if let Some(only) = &a.only {
+        terms.retain(|t| t.name.contains(only.as_str()));
+    }
+    let indexed: Vec<(usize, Term)> = match &a.shard {
+        Some(s) => {
+            let (i, n) = parse_shard(s)?;
+            terms
+                .into_iter()
+                .enumerate()
+                .filter(|(k, _)| k % n == i)
+                .collect()
+        }
+        None => terms.into_iter().enumerate().collect(),
+    };
+    let opts = Options {
+        max_instrs: a.max_ops,
+        budget: std::time::Duration::from_secs_f64(a.budget_s),
+        ..Default::default()
+    };
+    let instrs = crate::synth::lift::instructions(crate::synth::lift::SEARCH_LANES);
+    let progress = match &a.progress {
+        Some(p) => {
+            let key = crate::synth::progress::RunKey::new("lift", a.max_ops, a.budget_s, &indexed);
+            Some(crate::synth::progress::Progress::open(p, &key).map_err(CliError::Other)?)
+        }
+        None => None,
+    };
+    let resumed = progress.as_ref().map_or(0, |p| p.resumed());
+    let bar = indicatif::ProgressBar::new(indexed.len() as u64);
+    bar.set_position(resumed as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "synthesizing lifting rules {bar:40} {pos}/{len} terms, {elapsed}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let reports: Vec<TermReport> = {
+        use rayon::prelude::*;
+        indexed
+            .par_iter()
+            .map(|(k, t)| {
+                if let Some(r) = progress.as_ref().and_then(|p| p.report(*k, t)) {
+                    return Ok(r);
+                }
+                let r = crate::synth::lift::synthesize(t, &instrs, &opts, *k);
+                if let Some(p) = &progress {
+                    p.record(*k, &r)?;
+                }
+                bar.inc(1);
+                Ok(r)
+            })
+            .collect::<Result<_, String>>()
+            .map_err(CliError::Other)?
+    };
+    bar.finish_and_clear();
+    let file = crate::synth::lift::rule_file(&reports, a.max_ops);
+    if let Some(out) = &a.out {
+        std::fs::write(out, &file)
+            .map_err(|e| CliError::Other(format!("cannot write {}: {e}", out.display())))?;
+    }
+    if a.json {
+        let rows: Vec<JsonTerm> = reports.iter().map(json_row).collect();
+        return serde_json::to_string_pretty(&rows)
+            .map(|s| s + "\n")
+            .map_err(|e| CliError::Other(e.to_string()));
+    }
+    let mut s = summary(&reports);
+    if resumed > 0 {
+        s += &format!("({resumed} of them taken from the progress file, not searched again)\n");
+    }
+    if a.out.is_none() {
+        s = file + "\n" + &s;
+    }
+    Ok(s)
 }

@@ -262,8 +262,7 @@ pub fn abstract_rule(
                 &r1,
                 &super::rule_comment(&mapped, &r1, cost, today, true),
                 &format!("synth_{}_{index}", mapped.name),
-                backend,
-                opts,
+                &|r: &str| super::prove(r, backend, opts),
             );
             out.push(generalized.unwrap_or(rule));
         }

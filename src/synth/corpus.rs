@@ -111,7 +111,7 @@ pub fn spec_terms(specs: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
 /// `e` with each distinct load, and each broadcast of a scalar variable, a vector
 /// variable, named in order of first use; `None` when anything else reads the index
 /// variables (a term must be over its variables).
-fn over_variables(e: &Expr) -> Option<Expr> {
+pub(super) fn over_variables(e: &Expr) -> Option<Expr> {
     const NAMES: [&str; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"];
     let mut loads: HashMap<String, Expr> = HashMap::new();
     let rebuilt = crate::ir::visit::rebuild(e, |n, args| -> Result<Expr, ()> {
@@ -148,7 +148,7 @@ fn over_variables(e: &Expr) -> Option<Expr> {
 
 /// The text of `e` with every number replaced: terms equal up to their constants have one
 /// shape (their variables are already named in order of first use).
-fn shape(e: &Expr) -> String {
+pub(super) fn shape(e: &Expr) -> String {
     let mut out = String::new();
     // Whether the digits being read are a number (not part of `x16` or `uint8`).
     let mut number = false;

@@ -13,10 +13,9 @@
 use std::collections::HashMap;
 
 use crate::ir::{Expr, Op};
-use crate::lower::Backend;
 use crate::types::Type;
 
-use super::{Options, Term};
+use super::Term;
 
 /// Functions of `c0` a sequence's constant may be written as: the rule text and the value.
 type Template = (&'static str, fn(i128) -> Option<i128>);
@@ -148,8 +147,7 @@ pub fn generalize(
     rhs: &Expr,
     header: &str,
     name: &str,
-    backend: &Backend,
-    opts: &Options,
+    prove: &super::Prover,
 ) -> Option<String> {
     let lhs_leaves = leaves(&term.expr);
     let k = lhs_leaves.first()?.value;
@@ -216,7 +214,7 @@ pub fn generalize(
             let rule = format!(
                 "{header}rule {name}({params}):\n    {lhs_text} => {rhs_text} if {guard}{lo} <= c0 && c0 <= {hi}\n"
             );
-            match super::prove(&rule, backend, opts) {
+            match prove(&rule) {
                 Ok(None) => return Some(rule),
                 Ok(Some(cex)) => {
                     let Some(&(_, v)) = cex.constants.iter().find(|(n, _)| n == "c0") else {
@@ -312,6 +310,7 @@ fn forms(options: &[Vec<Option<Template>>]) -> Vec<Vec<Option<Template>>> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Options;
     use super::*;
 
     #[test]

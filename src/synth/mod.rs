@@ -20,6 +20,7 @@ pub mod abstraction;
 pub mod corpus;
 pub mod enumerate;
 pub mod generalize;
+pub mod lift;
 pub mod progress;
 
 use std::fmt::Write as _;
@@ -444,8 +445,7 @@ fn check_matches(
                     &rhs,
                     &rule_comment(term, &rhs, cost, report.today, true),
                     &format!("synth_{}_{index}", term.name),
-                    backend,
-                    opts,
+                    &|r: &str| prove(r, backend, opts),
                 )
                 .unwrap_or(rule);
                 let carried = abstraction::abstract_rule(
@@ -572,6 +572,10 @@ fn type_name(t: Type) -> String {
     }
 }
 
+/// Proves one rule text: `Ok(None)` when proved, the counterexample when refuted, an error
+/// when the prover cannot decide or the text does not load.
+pub type Prover<'a> = dyn Fn(&str) -> Result<Option<crate::verify::Counterexample>, String> + 'a;
+
 /// Loads `rule` as a rule file for the backend's instructions and proves it: `Ok(None)`
 /// when proved, the counterexample when the prover refutes it.
 fn prove(
@@ -579,11 +583,22 @@ fn prove(
     backend: &Backend,
     opts: &Options,
 ) -> Result<Option<crate::verify::Counterexample>, String> {
+    prove_as(rule, RuleKind::Lower, Some(&backend.instrs), &opts.verify)
+}
+
+/// Loads `rule` as a rule file of `kind` (over `instrs`, for lowering rules) and proves it
+/// at every instantiation: `Ok(None)` when proved, the first counterexample when refuted.
+fn prove_as(
+    rule: &str,
+    kind: RuleKind,
+    instrs: Option<&Arc<crate::ir::instr::InstrTable>>,
+    verify: &crate::verify::Options,
+) -> Result<Option<crate::verify::Counterexample>, String> {
     let src = Source::new("<synthesized>", rule.to_string());
-    let set = RuleSet::load_with(&src, RuleKind::Lower, Some(&backend.instrs))
+    let set = RuleSet::load_with(&src, kind, instrs)
         .map_err(|d| format!("a synthesized rule does not load (a bug): {d}\n{rule}"))?;
     let cache = std::sync::Mutex::new(crate::verify::Cache::in_memory());
-    let outcomes = crate::verify::verify_rules(&set.rules, &opts.verify, &cache, &|_, _| {});
+    let outcomes = crate::verify::verify_rules(&set.rules, verify, &cache, &|_, _| {});
     if outcomes.is_empty() {
         return Err(format!(
             "a synthesized rule has no instantiation (a bug):\n{rule}"
@@ -672,9 +687,11 @@ pub fn merge(files: &[(String, String)]) -> Result<String, String> {
     let mut blocks: Vec<(usize, String)> = Vec::new();
     for (name, text) in files {
         let (head, rest) = text.split_once("\n").unwrap_or((text, ""));
-        if !head.starts_with(";; Lowering rules for ") {
+        if !head.starts_with(";; Lowering rules for ")
+            && !head.starts_with(";; Lifting rules synthesized")
+        {
             return Err(format!(
-                "{name} is not a rule file written by `harrow synth lower`"
+                "{name} is not a rule file written by `harrow synth lower` or `harrow synth lift`"
             ));
         }
         match header {
