@@ -405,3 +405,50 @@ fn terms_come_from_rake_specs_one_register_wide() {
         "{out}"
     );
 }
+
+#[test]
+fn terms_come_from_kernels_one_register_wide() {
+    if let Err(e) = harrow::verify::solver_available("z3") {
+        panic!("{e}");
+    }
+    let (ok, out, err) = harrow(&[
+        "synth",
+        "lower",
+        "--target",
+        "x86-avx2",
+        "--max-instrs",
+        "1",
+        "--kernels",
+        "benchmarks/box_blur3x3.hk",
+        "benchmarks/dilate3x3.hk",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    let term = |name: &str| {
+        rows.iter()
+            .find(|r| r["term"] == name)
+            .unwrap_or_else(|| panic!("no term {name}: {out}"))
+    };
+    // Sums of u16 accesses, the division by 3 with its constant splat, and the max of u8
+    // accesses, each over variables `a`, `b`, ... filling a 256-bit register; the sum of
+    // two and the max of two are one instruction today.
+    assert_eq!(term("box_blur3x3_0")["expr"], "(a + b)");
+    assert_eq!(term("box_blur3x3_0")["verdict"], "not cheaper");
+    assert_eq!(
+        term("box_blur3x3_2")["expr"],
+        "(((a + b) + c) / x16((uint16)3))"
+    );
+    assert_eq!(term("dilate3x3_0")["expr"], "max(a, b)");
+    // A term is searched once, whichever kernel has it first.
+    assert_eq!(rows.len(), 6, "{out}");
+    let (ok, _, err) = harrow(&[
+        "synth",
+        "lower",
+        "--target",
+        "x86-avx2",
+        "--kernels",
+        "nowhere.hk",
+    ]);
+    assert!(!ok && err.contains("cannot read nowhere.hk"), "{err}");
+}

@@ -56,8 +56,13 @@ pub struct LowerArgs {
     /// `rake-hvx` / `rake-arm` (the Rake specs under `../shared/corpus/`: their
     /// sub-expressions of one to three operations, loads and broadcast scalars made
     /// variables, one register wide).
-    #[arg(long, value_name = "CORPUS", conflicts_with = "terms")]
+    #[arg(long, value_name = "CORPUS", conflicts_with_all = ["terms", "kernels"])]
     pub terms_from: Option<String>,
+    /// Take the terms from kernels (`.hk`) instead: every sub-expression of one to three
+    /// operations of each output's and reduction's body after lifting, its accesses and
+    /// parameters made vector variables, one register wide (`--kernels benchmarks/*.hk`).
+    #[arg(long = "kernels", value_name = "FILE", num_args = 1.., conflicts_with = "terms")]
+    pub kernels: Vec<PathBuf>,
     /// Only the terms whose name contains this text.
     #[arg(long)]
     pub only: Option<String>,
@@ -244,6 +249,9 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
         ));
     }
     let mut terms = match a.terms_from.as_deref() {
+        None if !a.kernels.is_empty() => {
+            crate::synth::corpus::kernel_terms(&kernel_files(&a.kernels)?, &backend)
+        }
         None => terms_of(&a.terms, backend.target.register_bits())?,
         Some("simd-op-check") => {
             let suite = backend.target.spec().op_check.as_ref().ok_or_else(|| {
@@ -466,13 +474,7 @@ fn lift_sources(a: &LiftArgs) -> Result<(Sources, Vec<Term>), CliError> {
             })?;
         whole.push(Term::new(t.name, &term));
     }
-    for f in &a.kernels {
-        let text = std::fs::read_to_string(f)
-            .map_err(|e| CliError::Other(format!("cannot read {}: {e}", f.display())))?;
-        let src = crate::diag::Source::new(f.display().to_string(), text);
-        let k = crate::kernel::parse::parse(&src)?;
-        sources.extend(kernel_sources(&k));
-    }
+    sources.extend(kernel_files(&a.kernels)?);
     for corpus in &a.terms_from {
         match corpus.as_str() {
             "simd-op-check" => {
@@ -530,6 +532,19 @@ fn lift_sources(a: &LiftArgs) -> Result<(Sources, Vec<Term>), CliError> {
         ));
     }
     Ok((sources, whole))
+}
+
+/// The expressions of the kernels in `files` ([`kernel_sources`]).
+fn kernel_files(files: &[PathBuf]) -> Result<Sources, CliError> {
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| CliError::Other(format!("cannot read {}: {e}", f.display())))?;
+        let src = crate::diag::Source::new(f.display().to_string(), text);
+        let k = crate::kernel::parse::parse(&src)?;
+        out.extend(kernel_sources(&k));
+    }
+    Ok(out)
 }
 
 /// A kernel's expressions: its output's body, its further outputs' and its reductions'.

@@ -108,6 +108,53 @@ pub fn spec_terms(specs: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
     out
 }
 
+/// The terms of kernels' one-lane bodies (`name`, expression) for the backend's target:
+/// every sub-expression of one to [`MAX_SPEC_OPS`] operations of each lifted body, its
+/// accesses and parameters made vector variables (`a`, `b`, ... in order of first use), at
+/// the lane count at which its widest type fills one register, and deduplicated up to
+/// renaming of variables and constants: what selection is asked for when it compiles the
+/// kernels. Names are `<kernel>_<k>`.
+pub fn kernel_terms(bodies: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
+    let register_bits = backend.target.register_bits();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out = Vec::new();
+    for (kernel, e) in bodies {
+        let lifted = crate::lift::lift(&crate::ir::visit::inline_lets(e));
+        let mut k = 0;
+        for sub in crate::ir::visit::post_order(&lifted) {
+            let nodes = crate::ir::visit::post_order(&sub);
+            let ops = nodes
+                .iter()
+                .filter(|n| !matches!(n.op(), Op::Var(_) | Op::Const(_) | Op::Broadcast))
+                .count();
+            if !(1..=MAX_SPEC_OPS).contains(&ops) || nodes.iter().any(|n| !n.ty().elem.is_int()) {
+                continue;
+            }
+            let widest = nodes.iter().map(|n| n.ty().elem.bits()).max().unwrap_or(0);
+            if widest == 0 || register_bits / widest < 2 {
+                continue;
+            }
+            let Some(term) = super::lift::renamed(&sub)
+                .and_then(|v| super::lift::at_lanes(&v, register_bits / widest))
+            else {
+                continue;
+            };
+            let name: String = format!("{kernel}_{k}")
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            let term = Term::new(name, &term);
+            if crate::ir::visit::free_vars(&term.expr).is_empty() || !seen.insert(shape(&term.expr))
+            {
+                continue;
+            }
+            k += 1;
+            out.push(term);
+        }
+    }
+    out
+}
+
 /// `e` with each distinct load, and each broadcast of a scalar variable, a vector
 /// variable, named in order of first use; `None` when anything else reads the index
 /// variables (a term must be over its variables).

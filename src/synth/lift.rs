@@ -240,7 +240,7 @@ fn env_of_counterexample(term: &Expr, cex: &crate::verify::Counterexample) -> Op
 
 /// `e` with its variables named `a`, `b`, ... in order of first use (kernel bodies name
 /// theirs `@a0`, parameters by their own names); `None` past eight variables.
-fn renamed(e: &Expr) -> Option<Expr> {
+pub(super) fn renamed(e: &Expr) -> Option<Expr> {
     const NAMES: [&str; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"];
     let mut names: HashMap<crate::ir::Sym, &str> = HashMap::new();
     crate::ir::visit::rebuild(e, |n, args| -> Result<Expr, ()> {
