@@ -63,17 +63,26 @@ pub struct LowerArgs {
     /// parameters made vector variables, one register wide (`--kernels benchmarks/*.hk`).
     #[arg(long = "kernels", value_name = "FILE", num_args = 1.., conflicts_with = "terms")]
     pub kernels: Vec<PathBuf>,
-    /// Only the terms whose name contains this text.
-    #[arg(long)]
-    pub only: Option<String>,
     /// Most instructions in a sequence.
     #[arg(long, default_value_t = 3)]
     pub max_instrs: u32,
     /// Seconds of enumeration allowed per term.
     #[arg(long, default_value_t = 20.0)]
     pub budget_s: f64,
+    /// Which terms to run, where to write, how to report.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// The options of a synthesis run that `synth lower` and `synth lift` share.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Only the terms whose name contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
     /// Take terms `I`, `I + N`, ... of the list (`I/N`, 0-based), for running shards as
-    /// separate jobs (a Slurm job array, a Kubernetes Indexed Job).
+    /// separate jobs (a Slurm job array, a Kubernetes Indexed Job); `harrow synth merge`
+    /// combines their files.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
     /// Write the rule file here (default: print it).
@@ -106,28 +115,15 @@ pub struct LiftArgs {
     /// `rake-hvx` or `rake-arm` (the Rake specs). Repeatable.
     #[arg(long, value_name = "CORPUS")]
     pub terms_from: Vec<String>,
-    /// Only the terms whose name contains this text.
-    #[arg(long)]
-    pub only: Option<String>,
     /// Most operations in a found expression.
     #[arg(long, default_value_t = 2)]
     pub max_ops: u32,
     /// Seconds of enumeration allowed per term.
     #[arg(long, default_value_t = 10.0)]
     pub budget_s: f64,
-    /// Take terms `I`, `I + N`, ... of the list (`I/N`, 0-based), for running shards as
-    /// separate jobs; `harrow synth merge` combines their files.
-    #[arg(long, value_name = "I/N")]
-    pub shard: Option<String>,
-    /// Write the rule file here (default: print it).
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
-    /// Record each finished term in FILE and resume from it (as `synth lower --progress`).
-    #[arg(long, value_name = "FILE")]
-    pub progress: Option<PathBuf>,
-    /// Print a machine-readable summary instead of the table.
-    #[arg(long)]
-    pub json: bool,
+    /// Which terms to run, where to write, how to report.
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 /// One term's line of the JSON summary.
@@ -285,12 +281,61 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
             )));
         }
     };
-    if let Some(only) = &a.only {
+    // Rules are not carried to a type whose own term this run searches (all shards
+    // together): `--only` first, as `run_terms` will.
+    if let Some(only) = &a.run.only {
         terms.retain(|t| t.name.contains(only.as_str()));
     }
     let searched: std::collections::HashSet<String> =
         terms.iter().map(|t| t.expr.to_string()).collect();
-    let indexed: Vec<(usize, Term)> = match &a.shard {
+    let opts = Options {
+        max_instrs: a.max_instrs,
+        budget: std::time::Duration::from_secs_f64(a.budget_s),
+        searched: std::sync::Arc::new(searched),
+        ..Default::default()
+    };
+    let batch = Batch {
+        key: &a.target,
+        max: a.max_instrs,
+        budget_s: a.budget_s,
+        what: "synthesizing",
+    };
+    run_terms(
+        terms,
+        &a.run,
+        &batch,
+        &|t, k| crate::synth::synthesize(t, &backend, &opts, k),
+        &|reports| crate::synth::rule_file(&a.target, reports, &opts),
+    )
+}
+
+/// What identifies a run in its progress file, and its progress bar's label.
+struct Batch<'a> {
+    /// The target (or `lift`).
+    key: &'a str,
+    /// `--max-instrs` or `--max-ops`.
+    max: u32,
+    /// `--budget-s`.
+    budget_s: f64,
+    /// The progress bar's label.
+    what: &'a str,
+}
+
+/// Runs `search` on the terms `run` selects (`--only`, `--shard`) on every core, resuming
+/// from and recording in `--progress`, with a progress bar; writes `rule_file` of the
+/// reports to `--out` and returns the summary table (after the file when there is no
+/// `--out`) or the JSON rows.
+fn run_terms(
+    mut terms: Vec<Term>,
+    run: &RunArgs,
+    batch: &Batch,
+    search: &(dyn Fn(&Term, usize) -> TermReport + Sync),
+    rule_file: &dyn Fn(&[TermReport]) -> String,
+) -> Result<String, CliError> {
+    if let Some(only) = &run.only {
+        terms.retain(|t| t.name.contains(only.as_str()));
+    }
+    let indexed: Vec<(usize, Term)> = match &run.shard {
         Some(s) => {
             let (i, n) = parse_shard(s)?;
             terms
@@ -301,23 +346,17 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
         }
         None => terms.into_iter().enumerate().collect(),
     };
-    let opts = Options {
-        max_instrs: a.max_instrs,
-        budget: std::time::Duration::from_secs_f64(a.budget_s),
-        searched: std::sync::Arc::new(searched),
-        ..Default::default()
-    };
-    let progress = match &a.progress {
+    let progress = match &run.progress {
         Some(p) => {
             let key =
-                crate::synth::progress::RunKey::new(&a.target, a.max_instrs, a.budget_s, &indexed);
+                crate::synth::progress::RunKey::new(batch.key, batch.max, batch.budget_s, &indexed);
             Some(crate::synth::progress::Progress::open(p, &key).map_err(CliError::Other)?)
         }
         None => None,
     };
     let resumed = progress.as_ref().map_or(0, |p| p.resumed());
     if resumed > 0
-        && let Some(p) = &a.progress
+        && let Some(p) = &run.progress
     {
         eprintln!(
             "resuming: {resumed} of {} terms are finished in {}",
@@ -328,9 +367,10 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
     let bar = indicatif::ProgressBar::new(indexed.len() as u64);
     bar.set_position(resumed as u64);
     bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "synthesizing {bar:40} {pos}/{len} terms, {elapsed}",
-        )
+        indicatif::ProgressStyle::with_template(&format!(
+            "{} {{bar:40}} {{pos}}/{{len}} terms, {{elapsed}}",
+            batch.what
+        ))
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     // Terms are independent: searched on every core, reported in list order.
@@ -342,7 +382,7 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
                 if let Some(r) = progress.as_ref().and_then(|p| p.report(*k, t)) {
                     return Ok(r);
                 }
-                let r = crate::synth::synthesize(t, &backend, &opts, *k);
+                let r = search(t, *k);
                 if let Some(p) = &progress {
                     p.record(*k, &r)?;
                 }
@@ -353,12 +393,12 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
             .map_err(CliError::Other)?
     };
     bar.finish_and_clear();
-    let file = crate::synth::rule_file(&a.target, &reports, &opts);
-    if let Some(out) = &a.out {
+    let file = rule_file(&reports);
+    if let Some(out) = &run.out {
         std::fs::write(out, &file)
             .map_err(|e| CliError::Other(format!("cannot write {}: {e}", out.display())))?;
     }
-    if a.json {
+    if run.json {
         let rows: Vec<JsonTerm> = reports.iter().map(json_row).collect();
         return serde_json::to_string_pretty(&rows)
             .map(|s| s + "\n")
@@ -368,7 +408,7 @@ fn cmd_lower(a: &LowerArgs) -> Result<String, CliError> {
     if resumed > 0 {
         s += &format!("({resumed} of them taken from the progress file, not searched again)\n");
     }
-    if a.out.is_none() {
+    if run.out.is_none() {
         s = file + "\n" + &s;
     }
     Ok(s)
@@ -465,7 +505,7 @@ fn lift_sources(a: &LiftArgs) -> Result<(Sources, Vec<Term>), CliError> {
     };
     for t in given {
         let lifted = crate::lift::lift(&t.expr);
-        let term = crate::synth::lift::at_lanes(&lifted, crate::synth::lift::SEARCH_LANES)
+        let term = crate::synth::terms::at_lanes(&lifted, crate::synth::lift::SEARCH_LANES)
             .ok_or_else(|| {
                 CliError::Other(format!(
                     "term `{}` ({}) is not over variables and constants",
@@ -593,78 +633,23 @@ fn cmd_lift(a: &LiftArgs) -> Result<String, CliError> {
     }
     let (sources, mut terms) = lift_sources(a)?;
     terms.extend(crate::synth::lift::unlifted_terms(&sources));
-    if let Some(only) = &a.only {
-        terms.retain(|t| t.name.contains(only.as_str()));
-    }
-    let indexed: Vec<(usize, Term)> = match &a.shard {
-        Some(s) => {
-            let (i, n) = parse_shard(s)?;
-            terms
-                .into_iter()
-                .enumerate()
-                .filter(|(k, _)| k % n == i)
-                .collect()
-        }
-        None => terms.into_iter().enumerate().collect(),
-    };
     let opts = Options {
         max_instrs: a.max_ops,
         budget: std::time::Duration::from_secs_f64(a.budget_s),
         ..Default::default()
     };
     let instrs = crate::synth::lift::instructions(crate::synth::lift::SEARCH_LANES);
-    let progress = match &a.progress {
-        Some(p) => {
-            let key = crate::synth::progress::RunKey::new("lift", a.max_ops, a.budget_s, &indexed);
-            Some(crate::synth::progress::Progress::open(p, &key).map_err(CliError::Other)?)
-        }
-        None => None,
+    let batch = Batch {
+        key: "lift",
+        max: a.max_ops,
+        budget_s: a.budget_s,
+        what: "synthesizing lifting rules",
     };
-    let resumed = progress.as_ref().map_or(0, |p| p.resumed());
-    let bar = indicatif::ProgressBar::new(indexed.len() as u64);
-    bar.set_position(resumed as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "synthesizing lifting rules {bar:40} {pos}/{len} terms, {elapsed}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let reports: Vec<TermReport> = {
-        use rayon::prelude::*;
-        indexed
-            .par_iter()
-            .map(|(k, t)| {
-                if let Some(r) = progress.as_ref().and_then(|p| p.report(*k, t)) {
-                    return Ok(r);
-                }
-                let r = crate::synth::lift::synthesize(t, &instrs, &opts, *k);
-                if let Some(p) = &progress {
-                    p.record(*k, &r)?;
-                }
-                bar.inc(1);
-                Ok(r)
-            })
-            .collect::<Result<_, String>>()
-            .map_err(CliError::Other)?
-    };
-    bar.finish_and_clear();
-    let file = crate::synth::lift::rule_file(&reports, a.max_ops);
-    if let Some(out) = &a.out {
-        std::fs::write(out, &file)
-            .map_err(|e| CliError::Other(format!("cannot write {}: {e}", out.display())))?;
-    }
-    if a.json {
-        let rows: Vec<JsonTerm> = reports.iter().map(json_row).collect();
-        return serde_json::to_string_pretty(&rows)
-            .map(|s| s + "\n")
-            .map_err(|e| CliError::Other(e.to_string()));
-    }
-    let mut s = summary(&reports);
-    if resumed > 0 {
-        s += &format!("({resumed} of them taken from the progress file, not searched again)\n");
-    }
-    if a.out.is_none() {
-        s = file + "\n" + &s;
-    }
-    Ok(s)
+    run_terms(
+        terms,
+        &a.run,
+        &batch,
+        &|t, k| crate::synth::lift::synthesize(t, &instrs, &opts, k),
+        &|reports| crate::synth::lift::rule_file(reports, a.max_ops),
+    )
 }

@@ -4,7 +4,7 @@
 //! to renaming of variables and constants, so that synthesis searches what selection is
 //! actually asked for.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ pub fn opcheck_terms(src: &Arc<Source>, backend: &Backend) -> Result<Vec<Term>, 
         let Ok(x) = crate::syntax::opcheck::parse_entry(&src.name, &e) else {
             continue;
         };
-        let Some(expr) = over_variables(&crate::lift::lift(&x)) else {
+        let Some(expr) = super::terms::over_variables(&crate::lift::lift(&x)) else {
             continue;
         };
         let name: String = format!("opcheck_{}_{}", e.instr, e.line)
@@ -46,7 +46,7 @@ pub fn opcheck_terms(src: &Arc<Source>, backend: &Backend) -> Result<Vec<Term>, 
             && crate::ir::visit::free_vars(&term.expr)
                 .values()
                 .all(|t| t.total_bits() <= register_bits && !t.is_scalar());
-        if !fits || !seen.insert(shape(&term.expr)) {
+        if !fits || !seen.insert(super::terms::shape(&term.expr)) {
             continue;
         }
         out.push(term);
@@ -76,7 +76,7 @@ pub fn spec_terms(specs: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
             if ty.is_scalar() || ty.elem == crate::types::Elem::Bool {
                 continue;
             }
-            let Some(vars) = over_variables(&sub) else {
+            let Some(vars) = super::terms::over_variables(&sub) else {
                 continue;
             };
             let ops = crate::ir::visit::post_order(&vars)
@@ -97,7 +97,7 @@ pub fn spec_terms(specs: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
             let free = crate::ir::visit::free_vars(&term.expr);
             if free.is_empty()
                 || free.values().any(|t| t.is_scalar())
-                || !seen.insert(shape(&term.expr))
+                || !seen.insert(super::terms::shape(&term.expr))
             {
                 continue;
             }
@@ -134,8 +134,8 @@ pub fn kernel_terms(bodies: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
             if widest == 0 || register_bits / widest < 2 {
                 continue;
             }
-            let Some(term) = super::lift::renamed(&sub)
-                .and_then(|v| super::lift::at_lanes(&v, register_bits / widest))
+            let Some(term) = super::terms::renamed(&sub)
+                .and_then(|v| super::terms::at_lanes(&v, register_bits / widest))
             else {
                 continue;
             };
@@ -144,7 +144,8 @@ pub fn kernel_terms(bodies: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
                 .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                 .collect();
             let term = Term::new(name, &term);
-            if crate::ir::visit::free_vars(&term.expr).is_empty() || !seen.insert(shape(&term.expr))
+            if crate::ir::visit::free_vars(&term.expr).is_empty()
+                || !seen.insert(super::terms::shape(&term.expr))
             {
                 continue;
             }
@@ -155,71 +156,9 @@ pub fn kernel_terms(bodies: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
     out
 }
 
-/// `e` with each distinct load, and each broadcast of a scalar variable, a vector
-/// variable, named in order of first use; `None` when anything else reads the index
-/// variables (a term must be over its variables).
-pub(super) fn over_variables(e: &Expr) -> Option<Expr> {
-    const NAMES: [&str; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"];
-    let mut loads: HashMap<String, Expr> = HashMap::new();
-    let rebuilt = crate::ir::visit::rebuild(e, |n, args| -> Result<Expr, ()> {
-        // A scalar unknown broadcast is a vector whose lanes happen to agree: searched as
-        // any vector, its rule applies to the splat as well.
-        let splat_of_var = matches!(n.op(), Op::Broadcast)
-            && matches!(n.arg(0).op(), Op::Var(v) if !NAMES.contains(&&**v));
-        if matches!(n.op(), Op::Load(..)) || splat_of_var {
-            // The same load written twice is one variable.
-            let key = n.to_string();
-            let next = loads.len();
-            let v = loads
-                .entry(key)
-                .or_insert_with(|| Expr::var(NAMES.get(next).copied().unwrap_or("z"), n.ty()))
-                .clone();
-            return Ok(v);
-        }
-        if args.is_empty() {
-            return Ok(n.clone());
-        }
-        n.with_args(args).map_err(|_| ())
-    })
-    .ok()?;
-    if loads.len() > NAMES.len() || !crate::ir::visit::buffers(&rebuilt).is_empty() {
-        return None;
-    }
-    // Only the loads' variables are left free (`x` and `y` were inside the loads).
-    let free = crate::ir::visit::free_vars(&rebuilt);
-    if free.keys().any(|n| !NAMES.contains(&&**n)) {
-        return None;
-    }
-    Some(rebuilt)
-}
-
-/// The text of `e` with every number replaced: terms equal up to their constants have one
-/// shape (their variables are already named in order of first use).
-pub(super) fn shape(e: &Expr) -> String {
-    let mut out = String::new();
-    // Whether the digits being read are a number (not part of `x16` or `uint8`).
-    let mut number = false;
-    let mut prev = ' ';
-    for c in e.to_string().chars() {
-        if c.is_ascii_digit() {
-            if !(number || prev.is_ascii_alphanumeric() || prev == '_') {
-                number = true;
-                out.push('#');
-            }
-            if !number {
-                out.push(c);
-            }
-        } else {
-            number = false;
-            out.push(c);
-        }
-        prev = c;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::terms::shape;
     use super::*;
 
     #[test]

@@ -144,82 +144,6 @@ fn inline(e: &Expr) -> Option<Expr> {
     .ok()
 }
 
-/// `e` (over variables, constants and broadcasts of constants) at `lanes` lanes: at one
-/// lane a broadcast is its scalar.
-pub fn at_lanes(e: &Expr, lanes: u32) -> Option<Expr> {
-    retyped(e, lanes, 0)
-}
-
-/// `e` at `lanes` lanes with every element width scaled by `2^shift` (signedness kept):
-/// `None` where a width leaves 8 to 64 bits, a constant does not fit its new type, or an
-/// operation does not carry to another lane count.
-fn retyped(e: &Expr, lanes: u32, shift: i32) -> Option<Expr> {
-    let elem = |t: Type| -> Result<crate::types::Elem, ()> {
-        if shift == 0 {
-            return Ok(t.elem);
-        }
-        let bits = if shift > 0 {
-            t.elem.bits().checked_shl(shift.unsigned_abs())
-        } else {
-            t.elem.bits().checked_shr(shift.unsigned_abs())
-        };
-        bits.filter(|b| (8..=64).contains(b))
-            .and_then(|b| crate::types::Elem::from_bits(b, t.elem.is_signed()))
-            .ok_or(())
-    };
-    let relane = |t: Type| -> Result<Type, ()> {
-        let el = elem(t)?;
-        Ok(if lanes == 1 {
-            Type::scalar(el)
-        } else {
-            Type::vec(el, lanes)
-        })
-    };
-    crate::ir::visit::rebuild(e, |n, args| -> Result<Expr, ()> {
-        match n.op() {
-            Op::Var(name) => Ok(Expr::var(name.clone(), relane(n.ty())?)),
-            Op::Const(bits) => {
-                let v = crate::interp::lane::to_i128(*bits, n.ty().elem);
-                Expr::int(elem(n.ty())?, v).map_err(|_| ())
-            }
-            Op::Broadcast if lanes == 1 => args.into_iter().next().ok_or(()),
-            // Operations that change the lane count (reductions, slices, shuffles) do not
-            // carry to another one.
-            Op::Load(..)
-            | Op::Ramp
-            | Op::Slice { .. }
-            | Op::Concat
-            | Op::Interleave
-            | Op::Shuffle(_)
-            | Op::ReduceAdd
-            | Op::ReduceMin
-            | Op::ReduceMax
-            | Op::Let(_)
-            | Op::Instr(_) => Err(()),
-            op => {
-                let ty = match crate::ir::explicit_type(n) {
-                    Some(t) => Some(relane(t)?),
-                    None => None,
-                };
-                // A one-lane source's constants become splats at several lanes.
-                let args = args
-                    .into_iter()
-                    .map(|a| {
-                        if lanes > 1 && a.ty().is_scalar() {
-                            let t = Type::vec(a.ty().elem, lanes);
-                            Expr::build(Op::Broadcast, Some(t), vec![a]).map_err(|_| ())
-                        } else {
-                            Ok(a)
-                        }
-                    })
-                    .collect::<Result<Vec<_>, ()>>()?;
-                Expr::build(op.clone(), ty, args).map_err(|_| ())
-            }
-        }
-    })
-    .ok()
-}
-
 /// The environment of a counterexample at the term's types: each input's lanes repeated
 /// to the term's lane count (the prover proves lifting rules at a few lanes, the search
 /// runs at [`SEARCH_LANES`]).
@@ -236,30 +160,6 @@ fn env_of_counterexample(term: &Expr, cex: &crate::verify::Counterexample) -> Op
         env.set(name, Value { ty, lanes });
     }
     Some(env)
-}
-
-/// `e` with its variables named `a`, `b`, ... in order of first use (kernel bodies name
-/// theirs `@a0`, parameters by their own names); `None` past eight variables.
-pub(super) fn renamed(e: &Expr) -> Option<Expr> {
-    const NAMES: [&str; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"];
-    let mut names: HashMap<crate::ir::Sym, &str> = HashMap::new();
-    crate::ir::visit::rebuild(e, |n, args| -> Result<Expr, ()> {
-        match n.op() {
-            Op::Var(v) => {
-                let next = names.len();
-                let name = *names
-                    .entry(v.clone())
-                    .or_insert(NAMES.get(next).copied().unwrap_or(""));
-                if name.is_empty() {
-                    return Err(());
-                }
-                Ok(Expr::var(name, n.ty()))
-            }
-            _ if args.is_empty() => Ok(n.clone()),
-            _ => n.with_args(args).map_err(|_| ()),
-        }
-    })
-    .ok()
 }
 
 /// Lifting's tree cost of `e` at one lane (what a rule's sides are compared by).
@@ -294,11 +194,13 @@ pub fn unlifted_terms(sources: &[(String, Expr)]) -> Vec<Term> {
             }
             let reads_memory = crate::ir::visit::any_node(&sub, |n| matches!(n.op(), Op::Load(..)));
             let vars = if reads_memory {
-                super::corpus::over_variables(&sub)
+                super::terms::over_variables(&sub)
             } else {
                 Some(sub.clone())
             };
-            let Some(scalar) = vars.and_then(|v| at_lanes(&renamed(&v)?, 1)) else {
+            let Some(scalar) =
+                vars.and_then(|v| super::terms::at_lanes(&super::terms::renamed(&v)?, 1))
+            else {
                 continue;
             };
             let ops = operations(&scalar);
@@ -310,7 +212,7 @@ pub fn unlifted_terms(sources: &[(String, Expr)]) -> Vec<Term> {
             {
                 continue;
             }
-            let Some(wide) = at_lanes(&scalar, SEARCH_LANES) else {
+            let Some(wide) = super::terms::at_lanes(&scalar, SEARCH_LANES) else {
                 continue;
             };
             let name: String = format!("{source}_{k}")
@@ -319,7 +221,7 @@ pub fn unlifted_terms(sources: &[(String, Expr)]) -> Vec<Term> {
                 .collect();
             let term = Term::new(name, &wide);
             if crate::ir::visit::free_vars(&term.expr).is_empty()
-                || !seen.insert(super::corpus::shape(&term.expr))
+                || !seen.insert(super::terms::shape(&term.expr))
             {
                 continue;
             }
@@ -351,7 +253,7 @@ pub fn synthesize(term: &Term, instrs: &[Arc<Instr>], opts: &Options, index: usi
         verdict: Verdict::NoneFound,
         stats: SearchStats::default(),
     };
-    let Some(scalar_term) = at_lanes(&term.expr, 1) else {
+    let Some(scalar_term) = super::terms::at_lanes(&term.expr, 1) else {
         report.verdict = Verdict::Skipped(
             "not over variables and constants (a lifting term reads no buffer and no lane index)"
                 .into(),
@@ -360,55 +262,30 @@ pub fn synthesize(term: &Term, instrs: &[Arc<Instr>], opts: &Options, index: usi
     };
     let today = lift_cost(&scalar_term);
     report.today = today.bits as f64;
-    let mut envs = super::environments(&term.expr, opts.environments);
-    while report.stats.rounds < super::MAX_ROUNDS {
-        report.stats.rounds += 1;
-        report.verdict = Verdict::NoneFound;
-        let en = match super::enumerate::Enumerator::new(
-            &term.expr,
-            &super::leaves(&term.expr),
-            instrs,
-            &envs,
-            Vec::new(),
-        ) {
-            Ok(en) => en,
-            Err(e) => {
-                report.verdict = Verdict::Skipped(e);
-                break;
-            }
-        };
-        let search = en.run(super::enumerate::Limits {
-            max_instrs: opts.max_instrs,
-            deadline: start + opts.budget,
-            max_values: opts.max_values,
-        });
-        report.stats.kept = search.kept;
-        report.stats.built += search.built;
-        report.stats.levels_done = search.levels_done;
-        report.stats.stopped = search.stopped;
-        // A leaf equal to the term (the operation does nothing here) is the cheapest.
-        let found = search.leaf.into_iter().chain(search.matches);
-        let candidates = candidates(found, today);
-        let learned_before = report.stats.learned;
-        prove_cheapest(
-            term,
-            &scalar_term,
-            today,
-            candidates,
-            opts,
-            index,
-            &mut envs,
-            &mut report,
-        );
-        if !matches!(
-            report.verdict,
-            Verdict::NoneFound | Verdict::NotCheaper { .. }
-        ) || report.stats.learned == learned_before
-            || report.stats.stopped
-        {
-            break;
-        }
-    }
+    super::search_rounds(
+        term,
+        instrs,
+        Vec::new(),
+        opts,
+        start,
+        &mut report,
+        &mut |search, envs, report| {
+            // A leaf equal to the term (the operation does nothing here) is the cheapest.
+            let found = search.leaf.into_iter().chain(search.matches);
+            let candidates = candidates(found, today);
+            prove_cheapest(
+                term,
+                &scalar_term,
+                today,
+                candidates,
+                opts,
+                index,
+                envs,
+                report,
+            );
+            true
+        },
+    );
     report.stats.seconds = start.elapsed().as_secs_f64();
     report
 }
@@ -420,7 +297,7 @@ fn candidates(found: impl Iterator<Item = Expr>, today: Cost) -> Vec<Candidate> 
     let mut out: Vec<(usize, Candidate)> = found
         .filter_map(|m| {
             let wide = inline(&m)?;
-            let scalar = at_lanes(&wide, 1)?;
+            let scalar = super::terms::at_lanes(&wide, 1)?;
             let cost = lift_cost(&scalar);
             let nodes = crate::ir::visit::post_order(&scalar).len();
             Some(Candidate {
@@ -547,7 +424,10 @@ fn prove_cheapest(
 fn carry_to_widths(term: &Term, rhs: &Expr, name: &str, prover: &super::Prover) -> Vec<String> {
     let mut out = Vec::new();
     for shift in [-3, -2, -1, 1, 2, 3] {
-        let (Some(t1), Some(r1)) = (retyped(&term.expr, 1, shift), retyped(rhs, 1, shift)) else {
+        let (Some(t1), Some(r1)) = (
+            super::terms::retyped(&term.expr, 1, shift),
+            super::terms::retyped(rhs, 1, shift),
+        ) else {
             continue;
         };
         let (today, cost) = (lift_cost(&t1), lift_cost(&r1));
@@ -613,32 +493,6 @@ pub fn rule_file(reports: &[TermReport], max_ops: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::Elem;
-
-    #[test]
-    fn a_term_carries_to_other_widths_while_its_constants_fit() {
-        let a = Expr::var("a", Type::scalar(Elem::U8));
-        let e = Expr::build(Op::Add, None, vec![a, Expr::int(Elem::U8, 200).unwrap()]).unwrap();
-        let wide = retyped(&e, 1, 1).unwrap();
-        assert_eq!(wide.ty(), Type::scalar(Elem::U16));
-        let vector = retyped(&e, 8, 2).unwrap();
-        assert_eq!(vector.ty(), Type::vec(Elem::U32, 8));
-        // No 4-bit type, and no 128-bit one.
-        assert!(retyped(&e, 1, -1).is_none());
-        assert!(retyped(&wide, 1, 3).is_none());
-        // 200 does not fit a signed byte.
-        let s = Expr::build(
-            Op::Add,
-            None,
-            vec![
-                Expr::var("b", Type::scalar(Elem::I16)),
-                Expr::int(Elem::I16, 200).unwrap(),
-            ],
-        )
-        .unwrap();
-        assert!(retyped(&s, 1, -1).is_none());
-        assert!(retyped(&s, 1, 1).is_some());
-    }
 
     #[test]
     fn the_search_instructions_are_the_operations_at_every_type() {

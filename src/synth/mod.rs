@@ -22,6 +22,7 @@ pub mod enumerate;
 pub mod generalize;
 pub mod lift;
 pub mod progress;
+pub mod terms;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -344,6 +345,42 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
     }
     let mut instrs: Vec<Arc<Instr>> = backend.instrs.values().flatten().cloned().collect();
     instrs.sort_by(|a, b| a.key.cmp(&b.key));
+    search_rounds(
+        term,
+        &instrs,
+        immediates(&term.expr),
+        opts,
+        start,
+        &mut report,
+        &mut |search, envs, report| {
+            if let Some(leaf) = &search.leaf {
+                report.verdict = Verdict::Skipped(format!(
+                    "equals `{leaf}` on every input tried: a simplification for lifting, not a lowering rule"
+                ));
+                return false;
+            }
+            check_matches(term, search.matches, backend, opts, index, envs, report);
+            true
+        },
+    );
+    report.stats.seconds = start.elapsed().as_secs_f64();
+    report
+}
+
+/// The enumeration rounds of one term (CEGIS): each enumerates over `instrs` with the
+/// fingerprint environments so far and hands its search to `check`, which sets the verdict
+/// and may add learned counterexamples to the environments (and returns false to stop).
+/// Another round runs while no rule is found, a counterexample was learned and the budget
+/// did not cut the search, up to [`MAX_ROUNDS`].
+fn search_rounds(
+    term: &Term,
+    instrs: &[Arc<Instr>],
+    immediates: Vec<i128>,
+    opts: &Options,
+    start: Instant,
+    report: &mut TermReport,
+    check: &mut dyn FnMut(enumerate::Search, &mut Vec<Env>, &mut TermReport) -> bool,
+) {
     let mut envs = environments(&term.expr, opts.environments);
     while report.stats.rounds < MAX_ROUNDS {
         report.stats.rounds += 1;
@@ -352,14 +389,14 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
         let en = match enumerate::Enumerator::new(
             &term.expr,
             &leaves(&term.expr),
-            &instrs,
+            instrs,
             &envs,
-            immediates(&term.expr),
+            immediates.clone(),
         ) {
             Ok(en) => en,
             Err(e) => {
                 report.verdict = Verdict::Skipped(e);
-                break;
+                return;
             }
         };
         let search = en.run(enumerate::Limits {
@@ -367,37 +404,22 @@ pub fn synthesize(term: &Term, backend: &Backend, opts: &Options, index: usize) 
             deadline: start + opts.budget,
             max_values: opts.max_values,
         });
-        if let Some(leaf) = &search.leaf {
-            report.verdict = Verdict::Skipped(format!(
-                "equals `{leaf}` on every input tried: a simplification for lifting, not a lowering rule"
-            ));
-            break;
-        }
         report.stats.kept = search.kept;
         report.stats.built += search.built;
         report.stats.levels_done = search.levels_done;
         report.stats.stopped = search.stopped;
         let learned_before = report.stats.learned;
-        check_matches(
-            term,
-            search.matches,
-            backend,
-            opts,
-            index,
-            &mut envs,
-            &mut report,
-        );
-        if !matches!(
-            report.verdict,
-            Verdict::NoneFound | Verdict::NotCheaper { .. }
-        ) || report.stats.learned == learned_before
+        if !check(search, &mut envs, report)
+            || !matches!(
+                report.verdict,
+                Verdict::NoneFound | Verdict::NotCheaper { .. }
+            )
+            || report.stats.learned == learned_before
             || report.stats.stopped
         {
-            break;
+            return;
         }
     }
-    report.stats.seconds = start.elapsed().as_secs_f64();
-    report
 }
 
 /// Prices the matches of one enumeration and proves them cheapest first until one is
