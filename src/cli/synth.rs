@@ -167,10 +167,7 @@ fn terms_of(files: &[PathBuf], register_bits: u32) -> Result<Vec<Term>, CliError
             let stem = f
                 .file_stem()
                 .map_or("terms".into(), |s| s.to_string_lossy().into_owned());
-            let name: String = format!("{stem}_{line}")
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
+            let name = crate::synth::terms::rule_name(&format!("{stem}_{line}"));
             out.push(Term::new(name, &it.expr));
         }
     }

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::diag::Source;
-use crate::ir::{Expr, Op};
+use crate::ir::Expr;
 use crate::lower::Backend;
 
 use super::Term;
@@ -37,10 +37,7 @@ pub fn opcheck_terms(src: &Arc<Source>, backend: &Backend) -> Result<Vec<Term>, 
         let Some(expr) = super::terms::over_variables(&crate::lift::lift(&x)) else {
             continue;
         };
-        let name: String = format!("opcheck_{}_{}", e.instr, e.line)
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect();
+        let name = super::terms::rule_name(&format!("opcheck_{}_{}", e.instr, e.line));
         let term = Term::new(name, &expr);
         let fits = term.expr.ty().total_bits() <= register_bits
             && crate::ir::visit::free_vars(&term.expr)
@@ -79,20 +76,14 @@ pub fn spec_terms(specs: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
             let Some(vars) = super::terms::over_variables(&sub) else {
                 continue;
             };
-            let ops = crate::ir::visit::post_order(&vars)
-                .iter()
-                .filter(|n| !matches!(n.op(), Op::Var(_) | Op::Const(_) | Op::Broadcast))
-                .count();
+            let ops = super::terms::operations(&vars).len();
             if !(1..=MAX_SPEC_OPS).contains(&ops) {
                 continue;
             }
             let Some(at) = super::abstraction::at_register(&vars, register_bits) else {
                 continue;
             };
-            let name: String = format!("rake_{spec}_{k}")
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
+            let name = super::terms::rule_name(&format!("rake_{spec}_{k}"));
             let term = Term::new(name, &at);
             let free = crate::ir::visit::free_vars(&term.expr);
             if free.is_empty()
@@ -123,10 +114,7 @@ pub fn kernel_terms(bodies: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
         let mut k = 0;
         for sub in crate::ir::visit::post_order(&lifted) {
             let nodes = crate::ir::visit::post_order(&sub);
-            let ops = nodes
-                .iter()
-                .filter(|n| !matches!(n.op(), Op::Var(_) | Op::Const(_) | Op::Broadcast))
-                .count();
+            let ops = super::terms::operations(&sub).len();
             if !(1..=MAX_SPEC_OPS).contains(&ops) || nodes.iter().any(|n| !n.ty().elem.is_int()) {
                 continue;
             }
@@ -139,10 +127,7 @@ pub fn kernel_terms(bodies: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
             else {
                 continue;
             };
-            let name: String = format!("{kernel}_{k}")
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
+            let name = super::terms::rule_name(&format!("{kernel}_{k}"));
             let term = Term::new(name, &term);
             if crate::ir::visit::free_vars(&term.expr).is_empty()
                 || !seen.insert(super::terms::shape(&term.expr))

@@ -167,14 +167,6 @@ fn lift_cost(e: &Expr) -> Cost {
     CostCache::new().cost(e)
 }
 
-/// Operations of `e` (nodes other than variables, constants and broadcasts).
-fn operations(e: &Expr) -> Vec<Expr> {
-    crate::ir::visit::post_order(e)
-        .into_iter()
-        .filter(|n| !matches!(n.op(), Op::Var(_) | Op::Const(_) | Op::Broadcast))
-        .collect()
-}
-
 /// The terms of a corpus for lifting synthesis: every sub-expression of one to
 /// [`MAX_TERM_OPS`] operations of each source (`name`, expression) after lifting that
 /// lifting leaves unlifted (an integer result of a plain operation, with at least one
@@ -203,7 +195,7 @@ pub fn unlifted_terms(sources: &[(String, Expr)]) -> Vec<Term> {
             else {
                 continue;
             };
-            let ops = operations(&scalar);
+            let ops = super::terms::operations(&scalar);
             if !(1..=MAX_TERM_OPS).contains(&ops.len())
                 || ops
                     .iter()
@@ -215,10 +207,7 @@ pub fn unlifted_terms(sources: &[(String, Expr)]) -> Vec<Term> {
             let Some(wide) = super::terms::at_lanes(&scalar, SEARCH_LANES) else {
                 continue;
             };
-            let name: String = format!("{source}_{k}")
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
+            let name = super::terms::rule_name(&format!("{source}_{k}"));
             let term = Term::new(name, &wide);
             if crate::ir::visit::free_vars(&term.expr).is_empty()
                 || !seen.insert(super::terms::shape(&term.expr))

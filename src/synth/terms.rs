@@ -7,6 +7,21 @@ use std::collections::HashMap;
 use crate::ir::{Expr, Op};
 use crate::types::Type;
 
+/// `text` as part of a rule name: letters and digits kept, anything else `_`.
+pub fn rule_name(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+/// Operations of `e`: its nodes other than variables, constants and broadcasts.
+pub fn operations(e: &Expr) -> Vec<Expr> {
+    crate::ir::visit::post_order(e)
+        .into_iter()
+        .filter(|n| !matches!(n.op(), Op::Var(_) | Op::Const(_) | Op::Broadcast))
+        .collect()
+}
+
 /// `e` (over variables, constants and broadcasts of constants) at `lanes` lanes: at one
 /// lane a broadcast is its scalar.
 pub fn at_lanes(e: &Expr, lanes: u32) -> Option<Expr> {
