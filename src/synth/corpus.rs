@@ -63,40 +63,18 @@ const MAX_SPEC_OPS: usize = 3;
 /// spec's kept terms.
 pub fn spec_terms(specs: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
     let register_bits = backend.target.register_bits();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut out = Vec::new();
-    for (spec, e) in specs {
-        let lifted = crate::lift::lift(&crate::ir::visit::inline_lets(e));
-        let mut k = 0;
-        for sub in crate::ir::visit::post_order(&lifted) {
-            let ty = sub.ty();
-            if ty.is_scalar() || ty.elem == crate::types::Elem::Bool {
-                continue;
-            }
-            let Some(vars) = super::terms::over_variables(&sub) else {
-                continue;
-            };
-            let ops = super::terms::operations(&vars).len();
-            if !(1..=MAX_SPEC_OPS).contains(&ops) {
-                continue;
-            }
-            let Some(at) = super::abstraction::at_register(&vars, register_bits) else {
-                continue;
-            };
-            let name = super::terms::rule_name(&format!("rake_{spec}_{k}"));
-            let term = Term::new(name, &at);
-            let free = crate::ir::visit::free_vars(&term.expr);
-            if free.is_empty()
-                || free.values().any(|t| t.is_scalar())
-                || !seen.insert(super::terms::shape(&term.expr))
-            {
-                continue;
-            }
-            k += 1;
-            out.push(term);
+    super::terms::sub_expression_terms(specs, "rake_", &|sub| {
+        let ty = sub.ty();
+        if ty.is_scalar() || ty.elem == crate::types::Elem::Bool {
+            return None;
         }
-    }
-    out
+        let vars = super::terms::over_variables(sub)?;
+        let ops = super::terms::operations(&vars).len();
+        if !(1..=MAX_SPEC_OPS).contains(&ops) {
+            return None;
+        }
+        super::abstraction::at_register(&vars, register_bits)
+    })
 }
 
 /// The terms of kernels' one-lane bodies (`name`, expression) for the backend's target:
@@ -107,38 +85,18 @@ pub fn spec_terms(specs: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
 /// kernels. Names are `<kernel>_<k>`.
 pub fn kernel_terms(bodies: &[(String, Expr)], backend: &Backend) -> Vec<Term> {
     let register_bits = backend.target.register_bits();
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut out = Vec::new();
-    for (kernel, e) in bodies {
-        let lifted = crate::lift::lift(&crate::ir::visit::inline_lets(e));
-        let mut k = 0;
-        for sub in crate::ir::visit::post_order(&lifted) {
-            let nodes = crate::ir::visit::post_order(&sub);
-            let ops = super::terms::operations(&sub).len();
-            if !(1..=MAX_SPEC_OPS).contains(&ops) || nodes.iter().any(|n| !n.ty().elem.is_int()) {
-                continue;
-            }
-            let widest = nodes.iter().map(|n| n.ty().elem.bits()).max().unwrap_or(0);
-            if widest == 0 || register_bits / widest < 2 {
-                continue;
-            }
-            let Some(term) = super::terms::renamed(&sub)
-                .and_then(|v| super::terms::at_lanes(&v, register_bits / widest))
-            else {
-                continue;
-            };
-            let name = super::terms::rule_name(&format!("{kernel}_{k}"));
-            let term = Term::new(name, &term);
-            if crate::ir::visit::free_vars(&term.expr).is_empty()
-                || !seen.insert(super::terms::shape(&term.expr))
-            {
-                continue;
-            }
-            k += 1;
-            out.push(term);
+    super::terms::sub_expression_terms(bodies, "", &|sub| {
+        let nodes = crate::ir::visit::post_order(sub);
+        let ops = super::terms::operations(sub).len();
+        if !(1..=MAX_SPEC_OPS).contains(&ops) || nodes.iter().any(|n| !n.ty().elem.is_int()) {
+            return None;
         }
-    }
-    out
+        let widest = nodes.iter().map(|n| n.ty().elem.bits()).max().unwrap_or(0);
+        if widest == 0 || register_bits / widest < 2 {
+            return None;
+        }
+        super::terms::at_lanes(&super::terms::renamed(sub)?, register_bits / widest)
+    })
 }
 
 #[cfg(test)]

@@ -174,51 +174,28 @@ fn lift_cost(e: &Expr) -> Cost {
 /// deduplicated up to renaming of variables and constants. Names are
 /// `<source>_<k>`, `k` counting the source's kept terms.
 pub fn unlifted_terms(sources: &[(String, Expr)]) -> Vec<Term> {
-    let mut seen: HashSet<String> = HashSet::new();
-    let mut out = Vec::new();
-    for (source, e) in sources {
-        let lifted = crate::lift::lift(&crate::ir::visit::inline_lets(e));
-        let mut k = 0;
-        for sub in crate::ir::visit::post_order(&lifted) {
-            let ty = sub.ty();
-            if !ty.elem.is_int() || sub.op().is_fpir() || sub.args().is_empty() {
-                continue;
-            }
-            let reads_memory = crate::ir::visit::any_node(&sub, |n| matches!(n.op(), Op::Load(..)));
-            let vars = if reads_memory {
-                super::terms::over_variables(&sub)
-            } else {
-                Some(sub.clone())
-            };
-            let Some(scalar) =
-                vars.and_then(|v| super::terms::at_lanes(&super::terms::renamed(&v)?, 1))
-            else {
-                continue;
-            };
-            let ops = super::terms::operations(&scalar);
-            if !(1..=MAX_TERM_OPS).contains(&ops.len())
-                || ops
-                    .iter()
-                    .all(|n| matches!(n.op(), Op::Cast | Op::Reinterpret))
-                || ops.iter().any(|n| !n.ty().elem.is_int())
-            {
-                continue;
-            }
-            let Some(wide) = super::terms::at_lanes(&scalar, SEARCH_LANES) else {
-                continue;
-            };
-            let name = super::terms::rule_name(&format!("{source}_{k}"));
-            let term = Term::new(name, &wide);
-            if crate::ir::visit::free_vars(&term.expr).is_empty()
-                || !seen.insert(super::terms::shape(&term.expr))
-            {
-                continue;
-            }
-            k += 1;
-            out.push(term);
+    super::terms::sub_expression_terms(sources, "", &|sub| {
+        if !sub.ty().elem.is_int() || sub.op().is_fpir() || sub.args().is_empty() {
+            return None;
         }
-    }
-    out
+        let reads_memory = crate::ir::visit::any_node(sub, |n| matches!(n.op(), Op::Load(..)));
+        let vars = if reads_memory {
+            super::terms::over_variables(sub)?
+        } else {
+            sub.clone()
+        };
+        let scalar = super::terms::at_lanes(&super::terms::renamed(&vars)?, 1)?;
+        let ops = super::terms::operations(&scalar);
+        if !(1..=MAX_TERM_OPS).contains(&ops.len())
+            || ops
+                .iter()
+                .all(|n| matches!(n.op(), Op::Cast | Op::Reinterpret))
+            || ops.iter().any(|n| !n.ty().elem.is_int())
+        {
+            return None;
+        }
+        super::terms::at_lanes(&scalar, SEARCH_LANES)
+    })
 }
 
 /// A found expression for a term, ready to be written as a rule.

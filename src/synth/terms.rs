@@ -2,10 +2,43 @@
 //! variables named in order of first use, rebuilt at another lane count or element width,
 //! and its shape (the text up to renaming of constants) for deduplication.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ir::{Expr, Op};
 use crate::types::Type;
+
+/// The terms of `sources` (name, expression): every sub-expression of each lifted source
+/// that `term_of` makes a term of, named `<prefix><source>_<k>` (`k` counting the source's
+/// kept terms), kept when it has variables, all of them vectors, and deduplicated up to
+/// renaming of variables and constants.
+pub fn sub_expression_terms(
+    sources: &[(String, Expr)],
+    prefix: &str,
+    term_of: &dyn Fn(&Expr) -> Option<Expr>,
+) -> Vec<super::Term> {
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut out = Vec::new();
+    for (source, e) in sources {
+        let lifted = crate::lift::lift(&crate::ir::visit::inline_lets(e));
+        let mut k = 0;
+        for sub in crate::ir::visit::post_order(&lifted) {
+            let Some(expr) = term_of(&sub) else {
+                continue;
+            };
+            let term = super::Term::new(rule_name(&format!("{prefix}{source}_{k}")), &expr);
+            let free = crate::ir::visit::free_vars(&term.expr);
+            if free.is_empty()
+                || free.values().any(|t| t.is_scalar())
+                || !seen.insert(shape(&term.expr))
+            {
+                continue;
+            }
+            k += 1;
+            out.push(term);
+        }
+    }
+    out
+}
 
 /// `text` as part of a rule name: letters and digits kept, anything else `_`.
 pub fn rule_name(text: &str) -> String {
