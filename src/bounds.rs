@@ -88,6 +88,19 @@ fn corners(a: Interval, b: Interval, f: impl Fn(i128, i128) -> Option<i128>) -> 
 }
 
 /// floor(x / 2^k) for k >= 0 (exact for every i128).
+/// The range of a bitwise operation on operands that may be negative: values in
+/// [-2^k, 2^k - 1] are k + 1 bits sign-extended, and bitwise operations keep every bit above
+/// the k-th a copy of the sign, so the result is in that range too (a zero point subtracted
+/// before an xor keeps its result small, which bounds-predicated rules need).
+fn signed_bitwise(a: &[Interval]) -> Option<Interval> {
+    let bits = |v: i128| 128 - if v < 0 { !v } else { v }.leading_zeros();
+    let k = [a[0].0, a[0].1, a[1].0, a[1].1]
+        .into_iter()
+        .map(bits)
+        .max()?;
+    (k < 126).then(|| (-(1i128 << k), (1i128 << k) - 1))
+}
+
 fn shr_exact(x: i128, k: i128) -> i128 {
     x >> k.clamp(0, 127)
 }
@@ -240,7 +253,7 @@ impl Intervals {
                 } else if a[1].0 >= 0 {
                     (0, a[1].1)
                 } else {
-                    full
+                    signed_bitwise(a).unwrap_or(full)
                 }
             }
             Op::Or | Op::Xor if elem != Elem::Bool => {
@@ -258,7 +271,7 @@ impl Intervals {
                     };
                     (lo, bound)
                 } else {
-                    full
+                    signed_bitwise(a).unwrap_or(full)
                 }
             }
             Op::Not if elem != Elem::Bool => {
@@ -456,5 +469,24 @@ mod tests {
         // Away from zero, the square's least is the square of the end nearer it.
         let z = "(int32x4((uint8x4)buf[ramp(0, 1, 4)]) + (int32)10)";
         assert_eq!(interval(&format!("{z} * {z}")), (100, 265 * 265));
+    }
+
+    #[test]
+    fn bitwise_operations_of_small_signed_values_stay_small() {
+        // Every pair of operands in the ranges, so the bound is checked, not assumed.
+        let ranges = [(-5, 3), (-8, 7), (-1, 0), (-300, 2), (0, 9)];
+        for &(a, b) in &ranges {
+            for &(c, d) in &ranges {
+                let (lo, hi) = signed_bitwise(&[(a, b), (c, d)]).unwrap();
+                for x in a..=b {
+                    for y in c..=d {
+                        for v in [x & y, x | y, x ^ y] {
+                            assert!(lo <= v && v <= hi, "{v} outside [{lo}, {hi}]");
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(signed_bitwise(&[(-255, 255), (0, 510)]), Some((-512, 511)));
     }
 }
