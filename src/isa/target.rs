@@ -210,6 +210,12 @@ pub trait Target: Send + Sync {
     fn narrows_select_masks(&self) -> bool {
         false
     }
+    /// Whether the C compiler truncates up to four registers into one with a single table
+    /// lookup (AArch64 `tbl`, its index a constant loaded once), so that a generic
+    /// truncation into one register costs one instruction whatever its ratio.
+    fn narrows_by_table(&self) -> bool {
+        false
+    }
     /// Whether lowering also costs narrow arithmetic over several narrowings of one wider
     /// type done at that type and narrowed once (`lower::narrow_late`). Listed by the
     /// targets where it was measured faster (x86, HVX): on RISC-V its cheaper estimate

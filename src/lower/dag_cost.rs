@@ -30,6 +30,9 @@ pub struct GenericPricing {
     /// A select of lanes narrower than the comparison it selects by narrows the mask first
     /// (`Target::narrows_select_masks`).
     pub narrowed_select_masks: bool,
+    /// A truncation of up to four registers into one is one table lookup
+    /// (`Target::narrows_by_table`).
+    pub table_narrowing: bool,
 }
 
 /// How many halvings of the lane width the mask of the comparison that `e`, a select,
@@ -118,6 +121,24 @@ fn generic_cost_with(
         // any ratio (AVX-512's `vpmovdb`). Priced as one step on AVX2, clang's truncation of
         // a stride-4 dword gather to bytes looked cheaper than masking and packing, and took
         // 25 operations for 16 lanes where packing takes 6.
+        // One `tbl` (its index a constant, loaded once) truncates up to four registers into
+        // one: Arm's fuzz_9_185 (u32 lanes saturated to i16, then truncated to bytes) took
+        // eight `uqxtn`, `umin` and `xtn` per 16 lanes where clang -O3 takes four `umin`
+        // and a `tbl` (0.90x in executed instructions). Priced as the multi-register
+        // lookup it is, above two `xtn` (a two-register truncation stays `xtn`, `xtn2`),
+        // above what makes a signed clamp (`smin`, `smax` per register) look cheaper than
+        // `sqxtn` steps (at 2.5, Arm's fuzz_1_39 of seed 1 clamped and ran 2.58x -> 1.73x),
+        // and above what makes `umin` and a lookup look cheaper than six `uqxtn` for a
+        // saturation straight to bytes (at 4.5, simd_op_check's four `uqxtn` entries
+        // chose `umin`).
+        Op::Cast
+            if pricing.table_narrowing
+                && e.arg(0).ty().elem.bits() > t.elem.bits()
+                && t.total_bits() <= register_bits as u64
+                && e.arg(0).ty().total_bits() <= 4 * register_bits as u64 =>
+        {
+            6.0
+        }
         Op::Cast if e.arg(0).ty().elem.bits() > t.elem.bits() => {
             let steps = if pricing.one_step_narrowing {
                 1
@@ -595,6 +616,27 @@ mod tests {
         let plain = GenericPricing::default();
         assert_eq!(priced(by_words, pricing), 2.0 * priced(by_words, plain));
         assert_eq!(priced(same, pricing), priced(same, plain));
+    }
+
+    /// Where the compiler truncates by table lookup (Arm's `tbl`), a truncation of up to
+    /// four registers into one costs one lookup; of more registers, or into more than one,
+    /// the steps it costs elsewhere.
+    #[test]
+    fn a_truncation_into_one_register_is_one_lookup_where_priced() {
+        let pricing = GenericPricing {
+            table_narrowing: true,
+            ..GenericPricing::default()
+        };
+        let priced = |text: &str, lanes, pricing| {
+            let e = entry(text, lanes);
+            generic_cost_with(&e, 128, pricing, &mut SplatFolder::default())
+        };
+        let plain = GenericPricing::default();
+        let dwords = "uint8((uint32)in_u32(x))";
+        assert_eq!(priced(dwords, 16, pricing), 6.0);
+        assert!(priced(dwords, 16, plain) > 6.0);
+        // 32 lanes: two registers of result, eight of operand.
+        assert_eq!(priced(dwords, 32, pricing), priced(dwords, 32, plain));
     }
 
     /// A generic widening by four is two extension steps; and a load widened into two

@@ -414,6 +414,7 @@ pub fn generic_pricing(target: &dyn crate::isa::target::Target) -> select::Gener
     select::GenericPricing {
         one_step_narrowing: target.narrows_in_one_instruction(),
         narrowed_select_masks: target.narrows_select_masks(),
+        table_narrowing: target.narrows_by_table(),
     }
 }
 

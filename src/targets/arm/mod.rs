@@ -223,6 +223,12 @@ impl crate::isa::target::Target for Neon {
         true
     }
 
+    fn narrows_by_table(&self) -> bool {
+        // clang-19 truncates u32x16 to u8x16 with one `tbl` of four registers, u32x8 or
+        // u16x16 with one `tbl`/`uzp1` of two, where `xtn` takes a step per halving.
+        true
+    }
+
     fn floors_by_remainder(&self) -> bool {
         // Measured on the seeds' signed divisions: the remainder (`mls`) and its sign
         // (`ssra`) are two instructions; moving the dividend first costs three.
