@@ -49,9 +49,9 @@ pub const MAX_UNROLLED_LANES: u32 = 128;
 /// computes the chunks one after another, so this bounds code size, not register use).
 const MAX_UNROLLED_REGISTERS: u32 = 16;
 
-/// The registers the windows of `c`'s strided loads (loads of more lanes than its vector)
-/// take, all of them: they are live together where clang issues them early. 0 without
-/// such loads.
+/// The registers the windows of `c`'s strided loads (loads of more lanes than its vector,
+/// and loads a strided slice reads) take, all of them: they are live together where clang
+/// issues them early. 0 without such loads.
 fn strided_window_registers(c: &Compiled, register_bits: u32) -> u32 {
     let mut seen = std::collections::HashSet::new();
     // A window is a load wider than the vector, or one that a strided slice reads (a
