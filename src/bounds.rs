@@ -87,7 +87,6 @@ fn corners(a: Interval, b: Interval, f: impl Fn(i128, i128) -> Option<i128>) -> 
     Some((*vals.iter().min()?, *vals.iter().max()?))
 }
 
-/// floor(x / 2^k) for k >= 0 (exact for every i128).
 /// The range of a bitwise operation on operands that may be negative: values in
 /// [-2^k, 2^k - 1] are k + 1 bits sign-extended, and bitwise operations keep every bit above
 /// the k-th a copy of the sign, so the result is in that range too (a zero point subtracted
@@ -101,6 +100,7 @@ fn signed_bitwise(a: &[Interval]) -> Option<Interval> {
     (k < 126).then(|| (-(1i128 << k), (1i128 << k) - 1))
 }
 
+/// floor(x / 2^k) for k >= 0 (exact for every i128).
 fn shr_exact(x: i128, k: i128) -> i128 {
     x >> k.clamp(0, 127)
 }
